@@ -1,0 +1,100 @@
+"""The diagnosis: the one value every surface (CLI, tools, MCP, evals) shows. Pydantic because it is the contract."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_ID = "pathways-workload.diagnosis/v1"
+
+Status = Literal["failed", "crashing", "stalled", "degraded", "healthy"]
+EvidenceSource = Literal["container", "node", "event", "serial", "object", "audit"]
+Risk = Literal["read-only", "low", "high"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Workload(_Strict):
+    jobset: str | None = None
+    namespace: str | None = None
+    cluster: str | None = None
+    project: str | None = None
+    location: str | None = None
+
+
+class Entity(_Strict):
+    kind: str = Field(description="Pod, Node, JobSet, Job, Container (name 'pod/container'), Image, Bucket, ...")
+    name: str
+
+
+class RootCause(_Strict):
+    component: str
+    entities: list[Entity] = []
+    explanation: str
+
+
+class Hypothesis(_Strict):
+    failure_class: str
+    score: float = Field(ge=0, le=1)
+    evidence: list[str] = []
+
+
+class Evidence(_Strict):
+    id: str = Field(description="LogEntry insertId, or metadata.uid of a Kubernetes object")
+    timestamp: str | None = None
+    source: EvidenceSource
+    resource: str = Field(description="what it is about: pod/container, node, or kind/name")
+    excerpt: str
+    link: str | None = Field(default=None, description="Logs Explorer link for live data")
+
+
+class TimelineItem(_Strict):
+    timestamp: str
+    summary: str
+    evidence: list[str] = []
+
+
+class Fix(_Strict):
+    summary: str
+    command: str | None = None
+    risk: Risk
+
+
+class Budget(_Strict):
+    logging_requests: int = 0
+    entries_read: int = 0
+    entries_skipped: int = 0
+    seconds: float = 0.0
+
+
+class Diagnosis(_Strict):
+    schema_: str = Field(default=SCHEMA_ID, alias="schema")
+    workload: Workload
+    status: Status
+    failure_class: str
+    confidence: float = Field(ge=0, le=1)
+    summary: str
+    root_cause: RootCause
+    hypotheses: list[Hypothesis]
+    evidence: list[Evidence]
+    timeline: list[TimelineItem]
+    fix: list[Fix]
+    data_gaps: list[str] = []
+    budget: Budget = Budget()
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def cited_ids(self) -> set[str]:
+        """Every id the diagnosis cites anywhere."""
+        ids = {e.id for e in self.evidence}
+        for h in self.hypotheses:
+            ids.update(h.evidence)
+        for t in self.timeline:
+            ids.update(t.evidence)
+        return ids
