@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 SCHEMA_ID = "pathways-workload.diagnosis/v1"
 
 Status = Literal["failed", "crashing", "stalled", "degraded", "healthy"]
-EvidenceSource = Literal["container", "node", "event", "serial", "object", "audit"]
+EvidenceSource = Literal["container", "node", "event", "serial", "object"]
 Risk = Literal["read-only", "low", "high"]
 
 

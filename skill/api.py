@@ -1,0 +1,61 @@
+"""Public entry points: diagnose an export folder, or a live workload through injected sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .diagnosis import Diagnosis
+from .engine import analyse, resolve_jobset
+from .errors import InputError
+from .explain import build
+from .queries import Scope
+from .records import parse_ts
+from .sources.replay import ReplaySource
+
+
+def _at_ns(at: str | None) -> int | None:
+    if at is None:
+        return None
+    ns = parse_ts(at)
+    if not ns:
+        raise InputError(f"--at {at!r}: not an RFC 3339 time (e.g. 2026-11-20T10:30:00Z)")
+    return ns
+
+
+def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None) -> Diagnosis:
+    """Diagnose an exported incident folder; "now" is the end of the data unless `at` says otherwise."""
+    source = ReplaySource(folder)
+    objects = source.objects()
+    inventory = source.inventory()
+    if not objects and not source.stats.entries_read and not inventory.jobsets and not source.stats.last_ts:
+        detail = "; ".join(source.stats.gaps[:3])
+        raise InputError(f"{folder}: no usable log entries or Kubernetes objects" + (f" ({detail})" if detail else ""))
+    name = resolve_jobset(source, objects, jobset, inventory)
+    namespace = inventory.namespaces.most_common(1)[0][0] if inventory.namespaces else None
+    for o in objects:
+        if o.get("kind") in ("JobSet", "Pod") and (o["metadata"].get("name") == name or
+                                                    (o["metadata"].get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name") == name):
+            namespace = o["metadata"].get("namespace") or namespace
+            break
+    now = _at_ns(at)
+    end = now or source.stats.last_ts or _latest_object_ts(objects)
+    start = source.stats.first_ts or end
+    scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace,
+                  cluster=_common(inventory.clusters), project=_common(inventory.projects))
+    analysis = analyse(source, scope, objects, now_ns=end)
+    analysis.model.location = analysis.model.location or _common(inventory.locations)
+    return build(analysis, logging_requests=0)
+
+
+def _common(counter) -> str | None:
+    return counter.most_common(1)[0][0] if counter else None
+
+
+def _latest_object_ts(objects: list[dict]) -> int:
+    best = 0
+    for o in objects:
+        for key in ("lastTimestamp", "eventTime"):
+            best = max(best, parse_ts(o.get(key)))
+        for c in (o.get("status") or {}).get("conditions") or []:
+            best = max(best, parse_ts(c.get("lastTransitionTime")))
+    return best

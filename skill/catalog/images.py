@@ -1,0 +1,142 @@
+"""Start-up and connection: images, versions, the IFRT proxy and the colocated Python sidecar."""
+
+from __future__ import annotations
+
+from .types import FailureClass, Fix, Pattern
+
+
+def _not_cancelled(groups: dict[str, str], text: str) -> bool:
+    return "CANCELLED" not in text and "failed to agree on the protocol version" not in text
+
+
+IMAGE_PULL_FAILURE = FailureClass(
+    id="image_pull_failure", title="An image cannot be pulled", phase="start", component="kubelet image pull",
+    patterns=(
+        Pattern(r"Failed to pull image \"(?P<image>[^\"]+)\"", 0.95, ("event", "node"), entities=("Pod", "Image"),
+                transient=True),
+        Pattern(r"Back-off pulling image \"(?P<image>[^\"]+)\"", 0.85, ("event",), entities=("Pod", "Image"), transient=True),
+        Pattern(r"waiting: reason=(?:ErrImagePull|ImagePullBackOff|InvalidImageName)", 0.9, ("object",),
+                entities=("Pod", "Image"), transient=True),
+        Pattern(r"^(?:ErrImagePull|ImagePullBackOff|InvalidImageName|ErrImageNeverPull): ", 0.85, ("event",),
+                entities=("Pod",), transient=True),
+    ),
+    explanation="The kubelet cannot pull {{ image }} for {{ pod }} (wrong tag, no registry permission, or no egress), so the container never starts.",
+    explains=("slices_not_ready", "workload_stalled", "proxy_unreachable", "colocated_python_failure"),
+    lookalikes=("node_selector_mismatch",),
+    fixes=(
+        Fix("Read the pull error on the pod (not found = wrong tag; 403/insufficient_scope = permission; i/o timeout = no egress).",
+            "kubectl describe pod {{ pod }} -n {{ namespace }}", "read-only"),
+        Fix("Check that the tag exists.", "gcloud artifacts docker tags list {{ image_repo }} --project={{ project }} --limit=20", "read-only"),
+        Fix("Pin existing, matching Pathways images, e.g. xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-{{ jax_version }}; for a user image in your registry grant roles/artifactregistry.reader to the node service account; for timeouts enable Private Google Access or Cloud NAT.", None, "low"),
+    ),
+    sources=("event", "object"),
+)
+
+IFRT_VERSION_MISMATCH = FailureClass(
+    id="ifrt_version_mismatch", title="IFRT proxy client and server disagree on the protocol version", phase="connect",
+    component="JAX client (IFRT proxy client) vs pathways proxy_server image",
+    patterns=(
+        Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container")),
+        Pattern(r"IFRT [Pp]roxy.{0,80}(?:protocol version|version mismatch|unsupported version)", 0.8, ("container",),
+                entities=("Pod", "Container")),
+    ),
+    explanation="The client's jax/jaxlib (which carries the IFRT proxy client) and the proxy_server image of {{ jobset }} speak different protocol versions ({{ detail }}); the connection works but the handshake fails.",
+    explains=("user_code_error", "proxy_unreachable"),
+    lookalikes=("proxy_unreachable",),
+    fixes=(
+        Fix("See the images the head pod runs.", "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{range .spec.initContainers[*]}{.name}={.image}{\"\\n\"}{end}{range .spec.containers[*]}{.name}={.image}{\"\\n\"}{end}'", "read-only"),
+        Fix("Pin the server and proxy images to the client's JAX version instead of latest: --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-<client jax.__version__> --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-<same>; or upgrade jax/jaxlib in the client image to match.", None, "low"),
+    ),
+)
+
+PROXY_BACKEND_NOT_REGISTERED = FailureClass(
+    id="proxy_backend_not_registered", title="JAX_PLATFORMS=proxy but the proxy backend is not registered", phase="connect",
+    component="JAX client (pathwaysutils)",
+    patterns=(
+        Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container")),
+        Pattern(r"Unknown backend:? '?proxy'?", 0.8, ("container",), entities=("Pod", "Container")),
+    ),
+    explanation="The client in {{ pod }} sets JAX_PLATFORMS=proxy but the proxy backend was never registered: pathwaysutils is missing or pathwaysutils.initialize() ran after the first JAX call.",
+    explains=("user_code_error",),
+    lookalikes=("proxy_unreachable",),
+    fixes=(
+        Fix("Install pathwaysutils in the client image and call it before any JAX call: `pip install pathwaysutils`, then `import pathwaysutils; pathwaysutils.initialize()` before jax.devices().", None, "low"),
+    ),
+)
+
+LIBTPU_MISMATCH = FailureClass(
+    id="libtpu_mismatch", title="libtpu / jaxlib / PJRT plugin incompatible or missing", phase="start",
+    component="libtpu / PJRT plugin",
+    patterns=(
+        Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",)),
+        Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",)),
+        Pattern(r"cloud_tpu_init failed", 0.9, ("container",)),
+        Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",)),
+    ),
+    explanation="The TPU runtime on {{ pod }} could not load a compatible libtpu/PJRT plugin ({{ detail }}): the libtpu, jaxlib and plugin versions do not fit together.",
+    explains=("user_code_error", "tpu_init_failure", "slices_not_ready"),
+    lookalikes=("tpu_device_busy", "tpu_init_failure"),
+    fixes=(
+        Fix("Use the libtpu that ships with the Pathways server image for jax-<client version>, and install jax[tpu] with the matching libtpu in any custom image; remove a custom libtpu.so override.", None, "low"),
+        Fix("Confirm the device is not held by another process before chasing versions (a busy device can look like a PJRT mismatch).", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --previous --tail=200", "read-only"),
+    ),
+)
+
+COLOCATED_PYTHON_FAILURE = FailureClass(
+    id="colocated_python_failure", title="The colocated Python sidecar fails", phase="start/run",
+    component="colocated-python-sidecar",
+    patterns=(
+        Pattern(r"(?:Python|JAX) version mismatch: sidecar image matches", 0.97, ("container",), entities=("Pod", "Container")),
+        Pattern(r"No (?:tag|Python or JAX versions) found in sidecar image", 0.4, ("container",), entities=("Pod", "Container")),
+        Pattern(r"container colocated-python-sidecar terminated: reason=(?:Error|ContainerCannotRun|StartError)", 0.6, ("object",),
+                entities=("Pod", "Container")),
+        Pattern(r"(?:Traceback \(most recent call last\)|^[A-Za-z_.]*(?:Error|Exception): |Fatal Python error)", 0.6, ("container",), containers=("colocated-python-sidecar",),
+                entities=("Pod", "Container")),
+    ),
+    explanation="The colocated Python sidecar on {{ pod }} failed ({{ detail }}); its Python/JAX must match the client's exactly, or code pickled on the client cannot run there.",
+    explains=("user_code_error", "suspend_resume_failure"),
+    lookalikes=("image_pull_failure",),
+    fixes=(
+        Fix("Read the sidecar's own log.", "kubectl logs {{ pod }} -n {{ namespace }} -c colocated-python-sidecar --previous --tail=200", "read-only"),
+        Fix("Build the sidecar FROM us-docker.pkg.dev/cloud-tpu-v2-images/pathways-colocated-python/sidecar:<date>-python_<client python>-jax_<client jax> and install dependencies against /opt/venv/server_constraints.txt; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
+    ),
+)
+
+PROXY_UNREACHABLE = FailureClass(
+    id="proxy_unreachable", title="The client cannot reach the IFRT proxy", phase="connect",
+    component="JAX client -> pathways-proxy",
+    patterns=(
+        Pattern(r"Unable to establish connection to ifrt_proxy server", 0.95, ("container",), entities=("Pod", "Container"),
+                check=_not_cancelled),
+        Pattern(r"Unable to initialize backend 'proxy': (?:UNAVAILABLE|DEADLINE_EXCEEDED)", 0.85, ("container",),
+                entities=("Pod", "Container"), check=_not_cancelled),
+    ),
+    explanation="The JAX client in {{ pod }} could not connect to the IFRT proxy ({{ detail }}): JAX_BACKEND_TARGET is wrong, DNS does not resolve, the port-forward is down, or the proxy is not serving.",
+    explains=("user_code_error",),
+    lookalikes=("ifrt_version_mismatch", "proxy_connection_lost"),
+    fixes=(
+        Fix("Check that the head pod runs and the proxy printed 'IFRT proxy server started with status OK'.",
+            "kubectl get pods -n {{ namespace }} | grep {{ jobset }}-pathways-head && kubectl logs {{ head_pod }} -n {{ namespace }} -c pathways-proxy --tail=50", "read-only"),
+        Fix("Point the client at the proxy: in-cluster JAX_BACKEND_TARGET=grpc://{{ jobset }}-pathways-head-0-0.{{ jobset }}:29000; from outside, run `kubectl port-forward {{ head_pod }} 29000:29000 -n {{ namespace }}` and use grpc://127.0.0.1:29000. PATHWAYS_PROXY_CONNECTION_TIMEOUT_SECS raises the connect timeout.", None, "low"),
+    ),
+)
+
+PROXY_CONNECTION_LOST = FailureClass(
+    id="proxy_connection_lost", title="An established proxy session ended", phase="run",
+    component="pathways-proxy session",
+    patterns=(
+        Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container")),
+        Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container")),
+        Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container")),
+    ),
+    explanation="The client's session with the IFRT proxy of {{ jobset }} ended ({{ detail }}): another client took the session, or the proxy dropped it with no deeper cause visible in the data.",
+    explains=("user_code_error",),
+    lookalikes=("host_oom", "head_pod_evicted"),
+    fixes=(
+        Fix("See whether the proxy restarted and why.", "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{range .status.initContainerStatuses[*]}{.name} restarts={.restartCount} last={.lastState.terminated.reason}{\"\\n\"}{end}'", "read-only"),
+        Fix("Only one client may hold a Pathways session: disconnect the other client, then restart your client or notebook kernel; for several users use Shared Pathways Service.", None, "low"),
+    ),
+)
+
+FAMILY = (IMAGE_PULL_FAILURE, IFRT_VERSION_MISMATCH, PROXY_BACKEND_NOT_REGISTERED, LIBTPU_MISMATCH,
+          COLOCATED_PYTHON_FAILURE, PROXY_UNREACHABLE, PROXY_CONNECTION_LOST)

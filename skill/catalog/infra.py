@@ -1,0 +1,139 @@
+"""Infrastructure: TPU chips and hosts, kernels, nodes, Spot preemption, maintenance and the head pod's node."""
+
+from __future__ import annotations
+
+from .types import FailureClass, Fix, Pattern
+
+_RUNTIME_SYMPTOMS = ("megascale_hang", "proxy_connection_lost", "workload_stalled", "tpu_device_busy", "slices_not_ready",
+                     "user_code_error", "elastic_recovery_exhausted", "tpu_init_failure", "suspend_resume_failure",
+                     "hot_swap_failure", "unknown_failure")
+_CORDON = (
+    Fix("Look at the node and what ran on it.", "kubectl describe node {{ node }}", "read-only"),
+    Fix("Take the faulty host out of scheduling so the restarted slice lands elsewhere.", "kubectl cordon {{ node }}", "high"),
+    Fix("Move the remaining pods off it; GKE auto-repair (or deleting the VM) replaces it. If the same physical host keeps failing, report it as a faulty host.",
+        "kubectl drain {{ node }} --ignore-daemonsets --delete-emptydir-data", "high"),
+)
+
+TPU_HARDWARE_FAILURE = FailureClass(
+    id="tpu_hardware_failure", title="A TPU chip, host or ICI link is faulty", phase="run", component="TPU host / chip",
+    patterns=(
+        Pattern(r"observed errors are: \[(?:Hardware|Network|Power)\]", 0.95),
+        Pattern(r"!!!! FATAL ERROR !!!!", 0.9),
+        Pattern(r"Received Error Interrupt! fatal: true", 0.9),
+        Pattern(r"An unknown error has occurred, all pending programs will fail, and results may be corrupted", 0.75),
+        Pattern(r"Megascale detects a hang that is likely caused by bad TPU chips", 0.9),
+        Pattern(r"Potential cause: Bad TPU chips", 0.9),
+        Pattern(r"(?i)(?:no healthy (?:tpu )?devices|tpu (?:chip|device)s? .{0,40}unhealthy|ICI link.{0,40}(?:down|failed|error))", 0.75,
+                ("container", "node", "event")),
+        Pattern(r"Accelerator device halted prematurely", 0.5),
+    ),
+    explanation="A TPU chip on {{ node }} ({{ pod }}) reported a fatal hardware error ({{ detail }}); the other hosts' timeouts and the restarts follow from it.",
+    explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_init_failure", "host_oom", "xla_compile_error", "hbm_oom"),
+    lookalikes=("megascale_hang", "tpu_init_failure"),
+    fixes=_CORDON + (
+        Fix("Let the job survive the next bad host: resubmit with restarts allowed (xpk --max-restarts=3) or elastic slices (--elastic-slices=1 --max-slice-restarts=2).", None, "low"),
+    ),
+)
+
+NODE_KERNEL_ERROR = FailureClass(
+    id="node_kernel_error", title="The node's kernel reports a fault", phase="run", component="node kernel",
+    patterns=(
+        Pattern(r"^(?:KernelOops|TaskHung|Ext4Error|IOError|CperHardwareErrorFatal|CperHardwareErrorRecoverable|XfsShutdown|ReadonlyFilesystem|KernelDeadlock|FilesystemIsReadOnly|MemoryReadError|UnregisterNetDevice): ",
+                0.9, ("event",), entities=("Node",)),
+        Pattern(r"BUG: unable to handle (?:kernel )?(?:NULL pointer dereference|paging request)|Kernel panic|kernel BUG at", 0.9,
+                ("serial", "node"), entities=("Node",)),
+        Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",)),
+        Pattern(r"\[Hardware Error\]: event severity: (?:fatal|recoverable)|PCIe Bus Error: severity=Uncorrected|AER: .{0,40}Uncorrected",
+                0.9, ("serial", "node", "event"), entities=("Node",)),
+        Pattern(r"EXT4-fs error|Buffer I/O error|Remounting filesystem read-only|XFS .{0,40}[Ss]hutdown", 0.85,
+                ("serial", "node", "event"), entities=("Node",)),
+        Pattern(r"node condition (?:KernelDeadlock|ReadonlyFilesystem|CperHardwareErrorFatal|XfsShutdown)=True", 0.85,
+                ("object",), entities=("Node",)),
+    ),
+    explanation="The kernel of {{ node }} reported a fault ({{ detail }}) that broke the pods on it.",
+    explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_hardware_failure"),
+    lookalikes=("tpu_hardware_failure", "node_lost"),
+    fixes=_CORDON,
+    sources=("event", "serial", "node"),
+)
+
+NODE_LOST = FailureClass(
+    id="node_lost", title="A node failed or disappeared", phase="run", component="GKE node / Compute Engine VM",
+    patterns=(
+        Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",)),
+        Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",)),
+        Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",)),
+        Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",)),
+        Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",)),
+        Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod")),
+        Pattern(r"^NodeNotSchedulable: ", 0.5, ("event",), entities=("Node",)),
+    ),
+    explanation="The node {{ node }} failed ({{ detail }}) for a reason other than Spot preemption or maintenance, taking its pods with it.",
+    explains=_RUNTIME_SYMPTOMS,
+    lookalikes=("spot_preemption", "host_maintenance", "node_kernel_error"),
+    fixes=(
+        Fix("See the node's conditions and the VM's recent system events.", "kubectl describe node {{ node }}", "read-only"),
+        Fix("Check whether GKE repaired the node.", "gcloud container operations list --project={{ project }} --location={{ location }} --filter=operationType=AUTO_REPAIR_NODES --limit=10", "read-only"),
+        Fix("Let auto-repair replace it; if the same host keeps failing, report a faulty host. Allow restarts so the job survives: xpk --max-restarts=3.", None, "low"),
+    ),
+    sources=("event", "node"),
+)
+
+SPOT_PREEMPTION = FailureClass(
+    id="spot_preemption", title="A Spot TPU VM was reclaimed", phase="run", component="Compute Engine Spot capacity",
+    patterns=(
+        Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",)),
+        Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",)),
+        Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node")),
+        Pattern(r"TerminationByKubelet", 0.45, ("object", "event"), entities=("Pod", "Node")),
+    ),
+    explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died and the job's timeouts and restarts followed.",
+    explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
+    lookalikes=("host_maintenance", "node_lost"),
+    fixes=(
+        Fix("List recent preemptions in the project.", "gcloud logging read 'log_id(\"cloudaudit.googleapis.com/system_event\") AND protoPayload.methodName=\"compute.instances.preempted\"' --project={{ project }} --freshness=1d --limit=20", "read-only"),
+        Fix("Run long jobs on reserved or on-demand capacity, or make preemption survivable: elastic slices (xpk --elastic-slices=1), --max-restarts=N, and frequent checkpoints.", None, "low"),
+    ),
+    sources=("node",),
+)
+
+HOST_MAINTENANCE = FailureClass(
+    id="host_maintenance", title="Host maintenance terminated TPU VMs", phase="run", component="Compute Engine host maintenance",
+    patterns=(
+        Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",)),
+        Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",)),
+        Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",)),
+        Pattern(r"(?i)\bmaintenance\b.{0,80}(?:terminat|schedul|start)", 0.5, ("event", "node"), entities=("Node",)),
+        Pattern(r"compute\.reservations\.block\.startGroupMaintenance", 0.8, ("node",), entities=("Node",)),
+    ),
+    explanation="A host maintenance event terminated the TPU VM {{ node }} (TPU VMs do not live-migrate); the restarts followed.",
+    explains=_RUNTIME_SYMPTOMS + ("node_lost", "spot_preemption", "head_pod_evicted"),
+    lookalikes=("spot_preemption", "node_lost"),
+    fixes=(
+        Fix("See upcoming maintenance on the nodes.", "kubectl get nodes -l cloud.google.com/scheduled-maintenance-time -L cloud.google.com/scheduled-maintenance-time", "read-only"),
+        Fix("Give the Pathways snapshot time to finish (raise terminationGracePeriodSeconds, xpk -tgps=600), set maintenance windows/exclusions, and use elastic slices; do not tolerate the impending-termination taint.", None, "low"),
+    ),
+    sources=("node", "object"),
+)
+
+HEAD_POD_EVICTED = FailureClass(
+    id="head_pod_evicted", title="The head pod was evicted or reclaimed", phase="run", component="pathways-head pod (cpu-np node)",
+    patterns=(
+        Pattern(r"pod status reason=Evicted", 0.9, ("object",), entities=("Pod", "Node"), head_only=True),
+        Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True),
+        Pattern(r"(?i)(?:ScaleDown|scale-down|scale down|marked the node as toBeDeleted)", 0.8, ("event",),
+                entities=("Pod", "Node"), head_only=True),
+        Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
+                head_only=True),
+    ),
+    explanation="The head pod {{ pod }} (RM, proxy and client) was evicted from {{ node }} ({{ detail }}), orphaning the workers.",
+    explains=_RUNTIME_SYMPTOMS,
+    lookalikes=("proxy_connection_lost", "node_lost"),
+    fixes=(
+        Fix("See why the head pod left its node.", "kubectl get events -n {{ namespace }} --field-selector involvedObject.name={{ pod }}", "read-only"),
+        Fix("Keep the autoscaler from removing the head's node: annotate the head pod template with cluster-autoscaler.kubernetes.io/safe-to-evict: \"false\" and give cpu-np its own non-autoscaled pool.", None, "low"),
+    ),
+    sources=("event", "object"),
+)
+
+FAMILY = (TPU_HARDWARE_FAILURE, NODE_KERNEL_ERROR, NODE_LOST, SPOT_PREEMPTION, HOST_MAINTENANCE, HEAD_POD_EVICTED)

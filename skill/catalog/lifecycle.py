@@ -1,0 +1,98 @@
+"""Lifecycle: start-up that never completes, stalls, elastic recovery, hot swap, suspend-resume, and the two verdicts."""
+
+from __future__ import annotations
+
+from .types import FailureClass, Fix, Pattern
+
+SLICES_NOT_READY = FailureClass(
+    id="slices_not_ready", title="The resource manager never reports all slices ready", phase="start",
+    component="pathways-rm / worker registration",
+    patterns=(),  # decided from the workload model: the missing "n/n Pathways Slices Now Ready" milestone
+    explanation="The resource manager of {{ jobset }} never reported all slices ready ({{ detail }}), so the client waits on virtual slices without an error.",
+    lookalikes=("tpu_capacity_unavailable", "image_pull_failure", "workload_stalled"),
+    fixes=(
+        Fix("Compare the RM's slice count and the workers' RM address.",
+            "kubectl logs {{ head_pod }} -n {{ namespace }} -c pathways-rm | grep -E 'instance_count|instance_type|Slices Now Ready'", "read-only"),
+        Fix("Check every worker registered: each should print 'Pathways Server serving on [::]:29005' and 'MegaScale transport init succeeded.'",
+            "kubectl logs -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }},jobset.sigs.k8s.io/replicatedjob-name={{ worker_job }} -c pathways-worker --tail=20 --prefix", "read-only"),
+        Fix("Regenerate the manifest so --instance_count equals the number of slices, --instance_type matches the TPU type and topology, and workers use --resource_manager_address=$(PATHWAYS_HEAD):29001 ({{ expected_rm_address }}).", None, "low"),
+    ),
+)
+
+WORKLOAD_STALLED = FailureClass(
+    id="workload_stalled", title="Progress stopped with no error", phase="run", component="training loop",
+    patterns=(),  # decided from the workload model: progress lines stop while pods run
+    explanation="{{ jobset }} stopped making progress ({{ detail }}) while its pods kept running, and nothing in the data explains it.",
+    lookalikes=("megascale_hang", "slices_not_ready"),
+    fixes=(
+        Fix("Confirm the pods are still running and see the client's last lines.", "kubectl logs {{ head_pod }} -n {{ namespace }} -c {{ user_container }} --tail=100", "read-only"),
+        Fix("Collect stack traces of the hung processes (xpk --deploy-stacktrace-sidecar, or py-spy dump in the client) and, for multi-slice runs, enable --megascale_abort_on_hangs=true so a hang turns into a restart.", None, "low"),
+    ),
+)
+
+ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
+    id="elastic_recovery_exhausted", title="Elastic training gave up", phase="run", component="pathwaysutils elastic manager",
+    patterns=(
+        Pattern(r"ElasticRuntimeError", 0.9, entities=("Pod", "Container")),
+        Pattern(r"Timed out waiting for \d+ slices", 0.95, entities=("Pod", "Container")),
+        Pattern(r"Retry policy rejected retry", 0.8, entities=("Pod", "Container")),
+        Pattern(r"Catastrophic error in monitor thread", 0.8, entities=("Pod", "Container")),
+    ),
+    explanation="Elastic training in {{ pod }} gave up ({{ detail }}): its retries or the wait for replacement slices ran out.",
+    explains=("user_code_error",),
+    lookalikes=("hot_swap_failure",),
+    fixes=(
+        Fix("See why the replacement slice did not come back (its worker pods).", "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} -o wide", "read-only"),
+        Fix("Raise ElasticRetryLimit(max_attempts) or the slice wait timeout, lower minimum_slice_count in Manager.elastic_retry, and fix the capacity that kept the slice away.", None, "low"),
+    ),
+)
+
+HOT_SWAP_FAILURE = FailureClass(
+    id="hot_swap_failure", title="An interrupted slice could not be hot-swapped", phase="run", component="Pathways hot swap",
+    patterns=(
+        Pattern(r"(?i)hot[- _]?swap.{0,120}(?:fail|unable|no (?:standby|spare|available)|timed out|abort)", 0.9),
+        Pattern(r"(?i)no (?:standby|spare) slices? (?:available|found)", 0.85),
+        Pattern(r"(?i)standby(?: slice)? pool.{0,80}(?:empty|exhausted|unavailable)", 0.8),
+    ),
+    explanation="A slice of {{ jobset }} was interrupted and could not be remapped onto a standby slice ({{ detail }}), so the workload waited or restarted.",
+    explains=("workload_stalled", "user_code_error"),
+    lookalikes=("elastic_recovery_exhausted",),
+    fixes=(
+        Fix("Check the standby capacity.", "kubectl get pods -A -l jobset.sigs.k8s.io/priority -o wide", "read-only"),
+        Fix("Keep a standby or lower-priority slice of the same type and topology available for hot swap, or fall back to elastic slices.", None, "low"),
+    ),
+)
+
+SUSPEND_RESUME_FAILURE = FailureClass(
+    id="suspend_resume_failure", title="A planned preemption did not resume transparently", phase="run",
+    component="Pathways suspend-resume",
+    patterns=(
+        Pattern(r"(?i)(?:not restorable|cannot be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9),
+        Pattern(r"(?i)snapshot.{0,80}(?:not (?:finished|complete)|incomplete|timed out|deadline|grace period)", 0.85),
+        Pattern(r"(?i)(?:suspend|resume).{0,60}(?:failed|error|timed out)", 0.75),
+    ),
+    explanation="A planned preemption of {{ jobset }} ended in a full restart instead of a transparent resume ({{ detail }}).",
+    explains=("user_code_error", "workload_stalled"),
+    lookalikes=("spot_preemption", "host_maintenance"),
+    fixes=(
+        Fix("Raise terminationGracePeriodSeconds (xpk -tgps=600) so the snapshot can finish, avoid colocated Python (stateful, not restorable) where resume matters, and keep the scratch bucket healthy.", None, "low"),
+    ),
+)
+
+NO_FAILURE_DETECTED = FailureClass(
+    id="no_failure_detected", title="The workload is healthy", phase="-", component="-",
+    explanation="{{ jobset }} reached its start-up milestones and keeps making progress; the warnings in the data are benign.",
+    fixes=(Fix("Nothing to fix. Keep an eye on progress.", "kubectl get jobset {{ jobset }} -n {{ namespace }}", "read-only"),),
+)
+
+UNKNOWN_FAILURE = FailureClass(
+    id="unknown_failure", title="Something failed; no known signature explains it", phase="-", component="unknown",
+    explanation="{{ jobset }} failed ({{ detail }}) but no known signature explains why; the evidence below is what failed, not a cause.",
+    fixes=(
+        Fix("Read the last lines of the first container that failed.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --previous --tail=300", "read-only"),
+        Fix("See the JobSet's conditions and the first failed Job.", "kubectl get jobset {{ jobset }} -n {{ namespace }} -o jsonpath='{.status.conditions}'", "read-only"),
+    ),
+)
+
+FAMILY = (SLICES_NOT_READY, WORKLOAD_STALLED, ELASTIC_RECOVERY_EXHAUSTED, HOT_SWAP_FAILURE, SUSPEND_RESUME_FAILURE,
+          NO_FAILURE_DETECTED, UNKNOWN_FAILURE)

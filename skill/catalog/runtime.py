@@ -1,0 +1,152 @@
+"""Runtime on the TPU hosts: memory, compilation, user code, multi-slice hangs and device start-up."""
+
+from __future__ import annotations
+
+from .types import FailureClass, Fix, Pattern
+
+_PC = ("Pod", "Container")
+
+
+def _plain_exception(groups: dict[str, str], text: str) -> bool:
+    """A user exception, not JAX/XLA forwarding an infrastructure status."""
+    return not any(s in text for s in ("JaxRuntimeError", "XlaRuntimeError", "RESOURCE_EXHAUSTED", "ifrt_proxy",
+                                       "ElasticRuntimeError", "DATA_LOSS"))
+
+
+HBM_OOM = FailureClass(
+    id="hbm_oom", title="TPU HBM (or VMEM) exhausted", phase="compile/run", component="XLA:TPU / TPU runtime memory",
+    patterns=(
+        Pattern(r"Ran out of memory in memory space (?P<space>hbm|vmem)", 0.97, entities=_PC),
+        Pattern(r"RESOURCE_EXHAUSTED.{0,120}(?:TensorCore )?Hbm usage", 0.95, entities=_PC),
+        Pattern(r"Error allocating device buffer: Attempting to allocate", 0.95, entities=_PC),
+        Pattern(r"RESOURCE_EXHAUSTED: Allocation \(size=\d+\) would exceed memory", 0.9, entities=_PC),
+        Pattern(r"Exceeded (?:hbm|vmem) capacity by", 0.9, entities=_PC),
+        Pattern(r"(?i)RESOURCE_EXHAUSTED.{0,200}(?:out of memory|\bhbm\b)", 0.75, entities=_PC),
+    ),
+    explanation="The program of {{ jobset }} does not fit in TPU memory ({{ detail }}); this is accelerator HBM/VMEM, not host RAM (no exit 137).",
+    explains=("user_code_error", "xla_compile_error"),
+    lookalikes=("host_oom", "xla_compile_error"),
+    fixes=(
+        Fix("Read the memory breakdown XLA printed next to the error.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=200", "read-only"),
+        Fix("Reduce per-device memory: smaller per-device batch or sequence length, shard parameters and optimizer state (check for accidental replication), donate buffers (donate_argnums), rematerialise with jax.checkpoint, use bf16, or move to a larger topology; XLA flag --xla_tpu_rematerialization_algo=PEAK_PRIORITY can help at compile time.", None, "low"),
+    ),
+)
+
+HOST_OOM = FailureClass(
+    id="host_oom", title="A container or process was killed for host RAM", phase="run",
+    component="host memory (container limit or node)",
+    patterns=(
+        Pattern(r"terminated: reason=OOMKilled", 0.97, ("object",), entities=("Pod", "Container", "Node")),
+        Pattern(r"^OOMKilling: ", 0.9, ("event",), entities=("Node",)),
+        Pattern(r"Memory cgroup out of memory: Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.9, ("node", "serial", "event"),
+                entities=("Node",)),
+        Pattern(r"Out of memory: Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.9, ("node", "serial", "event"), entities=("Node",)),
+        Pattern(r"^SystemOOM: ", 0.85, ("event",), entities=("Node",)),
+        Pattern(r"TaskOOM", 0.7, ("node",), entities=("Node",)),
+        Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node")),
+    ),
+    explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM.",
+    explains=("proxy_connection_lost", "user_code_error", "slices_not_ready", "workload_stalled", "megascale_hang",
+              "tpu_device_busy", "colocated_python_failure", "elastic_recovery_exhausted"),
+    lookalikes=("hbm_oom", "spot_preemption", "host_maintenance"),
+    fixes=(
+        Fix("See the last termination of each container.", "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{range .status.initContainerStatuses[*]}{.name} {.lastState.terminated.reason} {.lastState.terminated.exitCode}{\"\\n\"}{end}{range .status.containerStatuses[*]}{.name} {.lastState.terminated.reason} {.lastState.terminated.exitCode}{\"\\n\"}{end}'", "read-only"),
+        Fix("Give {{ container }} more memory (pathways-proxy is limited to 100G and pathways-rm to 32G by default: raise the limit in a custom manifest and use a larger cpu-np machine such as n2-standard-64 or bigger), or cut host-side data loading in the client; size the colocated sidecar's shm_size_limit.", None, "low"),
+    ),
+    sources=("object", "event"),
+)
+
+XLA_COMPILE_ERROR = FailureClass(
+    id="xla_compile_error", title="XLA or Mosaic compilation failed (not memory)", phase="compile",
+    component="XLA / Mosaic (Pallas) compiler",
+    patterns=(
+        Pattern(r"Mosaic failed to compile TPU kernel", 0.95, entities=_PC),
+        Pattern(r"Failed to run pass pipeline", 0.8, entities=_PC),
+        Pattern(r"cannot statically prove that index in dimension \d+ is a multiple of", 0.9, entities=_PC),
+        Pattern(r"(?:XLA|xla).{0,40}compil(?:e|ation) (?:error|failed)|INTERNAL: .{0,40}[Cc]ompil(?:e|ation) failed", 0.7, entities=_PC),
+        Pattern(r"observed errors are: \[User\]", 0.8, entities=_PC),
+    ),
+    explanation="Compilation of the program of {{ jobset }} failed for a reason other than memory ({{ detail }}); a Pallas/Mosaic kernel that does not fit the TPU generation, or a server libtpu older than the client's JAX.",
+    explains=("user_code_error",),
+    lookalikes=("hbm_oom", "libtpu_mismatch"),
+    fixes=(
+        Fix("Dump the HLO of the failing program to see the op: run the client with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump.", None, "low"),
+        Fix("Align the Pathways server image tag with the client's JAX (server:jax-<client version>) so kernels are compiled by the libtpu they were lowered for, and fix the kernel's block shapes.", None, "low"),
+    ),
+)
+
+USER_CODE_ERROR = FailureClass(
+    id="user_code_error", title="The user's program raised", phase="run", component="user JAX program (client container)",
+    patterns=(
+        Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.7, user_only=True, entities=_PC,
+                check=_plain_exception),
+        Pattern(r"Traceback \(most recent call last\)", 0.3, user_only=True, entities=_PC),
+        Pattern(r"LocalProxy\.__init__\(\) got an unexpected keyword argument 'unbound_message'", 0.95, user_only=True,
+                entities=_PC),
+        Pattern(r"^(?:ModuleNotFoundError|ImportError): ", 0.85, user_only=True, entities=_PC),
+    ),
+    explanation="The user's program in {{ pod }} raised {{ detail }} and no infrastructure event explains it.",
+    lookalikes=("hbm_oom", "proxy_unreachable", "checkpoint_failure"),
+    fixes=(
+        Fix("Read the whole traceback.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
+        Fix("Fix the code or dependency named at the bottom of the traceback and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low"),
+    ),
+)
+
+MEGASCALE_HANG = FailureClass(
+    id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
+    component="MegaScale / DCN collectives",
+    patterns=(
+        Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95),
+        Pattern(r"Megascale detects a hang but cannot determine the root cause", 0.9),
+        Pattern(r"Megascale detects a hang", 0.85),
+        Pattern(r"HANG_DETECTED", 0.8),
+        Pattern(r"(?i)(?:megascale|coordinat\w+|barrier).{0,80}(?:barrier|wait).{0,60}(?:timed out|timeout|DEADLINE_EXCEEDED)", 0.6),
+    ),
+    explanation="The multi-slice program of {{ jobset }} hung in MegaScale/DCN collectives ({{ detail }}).",
+    explains=("workload_stalled", "user_code_error"),
+    lookalikes=("tpu_hardware_failure", "workload_stalled"),
+    fixes=(
+        Fix("Read the hang detector's digest on worker 0 of slice 0.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --tail=400", "read-only"),
+        Fix("Make images, XLA_FLAGS and LIBTPU_INIT_ARGS identical on all workers; move I/O barriers out of collectives; consider --megascale_abort_on_hangs=true so a hang becomes a restart; collect stacks with xpk --deploy-stacktrace-sidecar.", None, "low"),
+    ),
+)
+
+TPU_DEVICE_BUSY = FailureClass(
+    id="tpu_device_busy", title="The TPU device is held by another process", phase="start",
+    component="TPU device on the host (/dev/vfio, /dev/accel)",
+    patterns=(
+        Pattern(r"/dev/vfio/\d+\S*:? (?:Device or resource busy|.{0,40}busy)", 0.95),
+        Pattern(r"open\(/dev/vfio/\d+\): Device or resource busy", 0.97),
+        Pattern(r"/dev/accel\d+.{0,40}(?:not permitted|busy)", 0.9),
+        Pattern(r"libtpu multi-process lockfile|TPU is already in use by process", 0.95),
+    ),
+    explanation="The TPU on {{ node }} is held by another process (a previous attempt, the sidecar or another framework), so {{ pod }} cannot open it.",
+    explains=("tpu_init_failure", "libtpu_mismatch", "slices_not_ready", "user_code_error"),
+    lookalikes=("libtpu_mismatch", "tpu_init_failure"),
+    fixes=(
+        Fix("See what else runs on the node.", "kubectl get pods -A -o wide --field-selector spec.nodeName={{ node }}", "read-only"),
+        Fix("Stop the other process: delete leftover pods of an earlier JobSet on the node, and make sure only one framework in the pod opens the TPU.", "kubectl delete pod <leftover-pod> -n {{ namespace }}", "high"),
+    ),
+)
+
+TPU_INIT_FAILURE = FailureClass(
+    id="tpu_init_failure", title="TPU runtime initialisation failed", phase="start", component="libtpu start-up on a host",
+    patterns=(
+        Pattern(r"TPU initialization failed", 0.85),
+        Pattern(r"Failed to initialize TPU system", 0.85),
+        Pattern(r"TPU_RET_CHECK failure", 0.85),
+        Pattern(r"Couldn't open iommu group /dev/vfio/\d+", 0.8),
+        Pattern(r"No accelerator found on this host", 0.85),
+        Pattern(r"(?:metadata|Metadata).{0,60}(?:unavailable|failed|timed out).{0,60}(?:TPU|tpu)|TPU.{0,60}(?:metadata|worker address).{0,60}(?:unavailable|failed|invalid)", 0.7),
+    ),
+    explanation="The TPU runtime on {{ node }} failed to initialise ({{ detail }}), without busy-device or version text.",
+    explains=("slices_not_ready", "user_code_error"),
+    lookalikes=("tpu_device_busy", "libtpu_mismatch", "tpu_hardware_failure"),
+    fixes=(
+        Fix("Read the worker's start-up log on that host.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --previous --tail=200", "read-only"),
+        Fix("If it persists on one host, take the host out of service and let GKE replace it.", "kubectl cordon {{ node }}", "high"),
+    ),
+)
+
+FAMILY = (HBM_OOM, HOST_OOM, XLA_COMPILE_ERROR, USER_CODE_ERROR, MEGASCALE_HANG, TPU_DEVICE_BUSY, TPU_INIT_FAILURE)

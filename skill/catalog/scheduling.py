@@ -1,0 +1,132 @@
+"""Submit, admission and scheduling: the JobSet, Kueue, TPU capacity, quota and placement."""
+
+from __future__ import annotations
+
+import re
+
+from .types import FailureClass, Fix, Pattern
+
+_COUNTS = re.compile(r"0/(\d+) nodes are available: .*?(\d+) node\(s\) didn't match Pod's node affinity/selector")
+
+
+def _all_nodes_mismatch(groups: dict[str, str], text: str) -> bool:
+    """Every node failed the selector: a mismatch, not a lack of capacity."""
+    m = _COUNTS.search(text)
+    return bool(m) and m.group(1) == m.group(2)
+
+
+def _not_all_nodes_mismatch(groups: dict[str, str], text: str) -> bool:
+    return not _all_nodes_mismatch(groups, text)
+
+
+_EVENT = ("event", "object")
+
+JOBSET_REJECTED = FailureClass(
+    id="jobset_rejected", title="JobSet or child Jobs refused at creation", phase="submit",
+    component="JobSet controller / webhook",
+    patterns=(
+        Pattern(r"no endpoints available for service \"jobset-webhook-service\"", 0.95, ("event", "object", "container"),
+                entities=("JobSet",)),
+        Pattern(r"failed calling webhook \"[mv]jobset\.kb\.io\"", 0.9, ("event", "object", "container"), entities=("JobSet",)),
+        Pattern(r"(?:for coordinator label|JobSet name is too long|must be no more than 63 characters)", 0.95,
+                ("event", "object", "container"), entities=("JobSet",)),
+        Pattern(r"(?:FailedCreate|JobCreationFailed)\b.*(?:Error creating|is invalid|forbidden|denied)", 0.8, _EVENT,
+                entities=("JobSet",)),
+    ),
+    explanation="The JobSet {{ jobset }} (or one of its child Jobs) was refused when it was created, so some pods never existed.",
+    explains=("slices_not_ready", "workload_stalled", "proxy_unreachable"),
+    lookalikes=("kueue_admission_blocked",),
+    fixes=(
+        Fix("Check that the JobSet controller and its webhook are running.", "kubectl get pods -n jobset-system", "read-only"),
+        Fix("Read the creation error on the JobSet and its Jobs.", "kubectl describe jobset {{ jobset }} -n {{ namespace }}", "read-only"),
+        Fix("Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.", None, "low"),
+    ),
+    sources=("event", "object"),
+)
+
+KUEUE_ADMISSION_BLOCKED = FailureClass(
+    id="kueue_admission_blocked", title="Kueue never admits the workload", phase="admission",
+    component="Kueue ClusterQueue",
+    patterns=(
+        Pattern(r"couldn't assign flavors to pod set", 0.9, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"insufficient unused quota for google\.com/tpu in flavor", 0.95, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"(?:PriorityClass|priority class)\S* .{0,40}not found", 0.8, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"QuotaReserved.{0,20}False", 0.5, _EVENT, entities=("Workload", "JobSet")),
+    ),
+    explanation="Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the pods stay gated.",
+    explains=("slices_not_ready", "workload_stalled"),
+    lookalikes=("tpu_capacity_unavailable",),
+    fixes=(
+        Fix("See why the Workload is not admitted.", "kubectl get workloads -n {{ namespace }} && kubectl describe workloads -n {{ namespace }}", "read-only"),
+        Fix("Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.", "kubectl get clusterqueues -o wide", "read-only"),
+    ),
+    sources=("event",),
+)
+
+TPU_CAPACITY_UNAVAILABLE = FailureClass(
+    id="tpu_capacity_unavailable", title="No TPU capacity of this type and topology", phase="scheduling",
+    component="GKE node pool / cluster autoscaler",
+    patterns=(
+        Pattern(r"scale\.up\.error\.out\.of\.resources", 0.95, ("event",), entities=("Pod", "NodePool")),
+        Pattern(r"(?:ZONE_RESOURCE_POOL_EXHAUSTED|GCE_STOCKOUT|[Rr]esource pool exhausted|does not have enough resources available to fulfill the request)",
+                0.95, ("event", "node", "object"), entities=("Pod", "NodePool")),
+        Pattern(r"FailedScaleUp: ", 0.7, ("event",), entities=("Pod",)),
+        Pattern(r"NotTriggerScaleUp: .*(?:in backoff after failed scale-up|max node group size reached)", 0.7, ("event",),
+                entities=("Pod",), transient=True),
+        Pattern(r"Insufficient (?:google\.com/)?tpu", 0.6, _EVENT, entities=("Pod",), transient=True,
+                check=_not_all_nodes_mismatch),
+    ),
+    explanation="The worker pods of {{ jobset }} cannot be scheduled: there is no free TPU capacity of the requested type and topology, and the scale-up failed for lack of resources.",
+    explains=("slices_not_ready", "workload_stalled", "node_selector_mismatch", "hot_swap_failure"),
+    lookalikes=("tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked"),
+    fixes=(
+        Fix("See which pods are pending and why.", "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} --field-selector=status.phase=Pending -o wide", "read-only"),
+        Fix("Check the autoscaler's scale-up results for the TPU node pools.",
+            "gcloud logging read 'log_id(\"container.googleapis.com/cluster-autoscaler-visibility\") AND resource.labels.cluster_name=\"{{ cluster }}\"' --project={{ project }} --freshness=2h --limit=20", "read-only"),
+        Fix("Run on a reservation (xpk --reservation=...), use DWS flex-start or queued provisioning, or another zone; delete node pools left in ERROR that still hold the reservation.", None, "low"),
+    ),
+    sources=("event",),
+)
+
+TPU_QUOTA_EXCEEDED = FailureClass(
+    id="tpu_quota_exceeded", title="Scale-up blocked by Compute Engine quota", phase="scheduling",
+    component="Compute Engine quota",
+    patterns=(
+        Pattern(r"scale\.up\.error\.quota\.exceeded", 0.95, ("event",), entities=("Pod", "NodePool")),
+        Pattern(r"(?:GCE_QUOTA_EXCEEDED|QUOTA_EXCEEDED|Insufficient quota to satisfy the request|Quota '[A-Z0-9_]+' exceeded)",
+                0.95, ("event", "node", "object"), entities=("Pod", "NodePool")),
+    ),
+    explanation="Scale-up for {{ jobset }} failed on Compute Engine quota: the project's regional TPU quota is lower than the slices need.",
+    explains=("slices_not_ready", "workload_stalled", "tpu_capacity_unavailable"),
+    lookalikes=("tpu_capacity_unavailable",),
+    fixes=(
+        Fix("See the TPU quotas of the region.", "gcloud compute regions describe {{ region }} --project={{ project }} --format='table(quotas.metric,quotas.limit,quotas.usage)'", "read-only"),
+        Fix("Request a quota increase for the TPU family in the Cloud console (IAM & Admin > Quotas), or run on reserved capacity, which needs no on-demand quota.", None, "low"),
+    ),
+    sources=("event",),
+)
+
+NODE_SELECTOR_MISMATCH = FailureClass(
+    id="node_selector_mismatch", title="Selectors or placement match no node", phase="scheduling",
+    component="pod spec (nodeSelector / affinity / exclusive placement)",
+    patterns=(
+        Pattern(r"didn't match Pod's node affinity/selector", 0.95, _EVENT, entities=("Pod",), transient=True,
+                check=_all_nodes_mismatch),
+        Pattern(r"didn't match Pod's node affinity/selector", 0.35, _EVENT, entities=("Pod",), transient=True),
+        Pattern(r"(?:Invalid topology!!!|invalid TPU topology for worker type|Unsupported TPU type|Invalid topology format)",
+                0.9, ("event", "object", "container"), entities=("Pod", "JobSet")),
+        Pattern(r"didn't match pod anti-affinity rules", 0.6, _EVENT, entities=("Pod",), transient=True),
+        Pattern(r"follower pod node selector not set", 0.4, _EVENT, entities=("Pod",)),
+    ),
+    explanation="No node matches the placement rules of {{ pod }}: its accelerator/topology/node-pool selectors (or exclusive placement) exclude every node, so capacity is not the problem.",
+    explains=("slices_not_ready", "workload_stalled"),
+    lookalikes=("tpu_capacity_unavailable",),
+    fixes=(
+        Fix("Compare the pod's selectors with the labels of the TPU node pools.",
+            "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{.spec.nodeSelector}' && kubectl get nodes -L cloud.google.com/gke-tpu-accelerator -L cloud.google.com/gke-tpu-topology -L cloud.google.com/gke-nodepool", "read-only"),
+        Fix("Regenerate the manifest (xpk or pathwaysutils PathwaysJobSet) so cloud.google.com/gke-tpu-accelerator, cloud.google.com/gke-tpu-topology, the RM --instance_type and the worker completions match the node pool; delete stale JobSets that still hold nodes under exclusive placement.", None, "low"),
+    ),
+    sources=("event",),
+)
+
+FAMILY = (JOBSET_REJECTED, KUEUE_ADMISSION_BLOCKED, TPU_CAPACITY_UNAVAILABLE, TPU_QUOTA_EXCEEDED, NODE_SELECTOR_MISMATCH)

@@ -1,0 +1,88 @@
+"""Storage and identity: the GCS scratch location, bucket permissions, checkpoints and the compilation cache."""
+
+from __future__ import annotations
+
+from .types import FailureClass, Fix, Pattern
+
+_B = ("Pod", "Container", "Bucket")
+
+GCS_SCRATCH_MISCONFIGURED = FailureClass(
+    id="gcs_scratch_misconfigured", title="The Pathways GCS scratch location is unusable", phase="start",
+    component="pathways-rm / pathways-worker --gcs_scratch_location",
+    patterns=(
+        Pattern(r"The specified bucket does not exist", 0.9, ("container",), entities=_B),
+        Pattern(r"Lifecycle matches_prefix cannot specify more than \d+ prefixes", 0.97, ("container",), entities=_B),
+        Pattern(r"Error while initializing persistent cache storage", 0.7, ("container",), entities=_B),
+    ),
+    explanation="The Pathways scratch location {{ bucket }} cannot be used ({{ detail }}), so the resource manager or workers stop at start-up.",
+    explains=("slices_not_ready", "workload_stalled", "user_code_error"),
+    lookalikes=("gcs_permission_denied",),
+    fixes=(
+        Fix("Check the bucket exists and see its lifecycle rules.", "gcloud storage buckets describe {{ bucket }} --format='yaml(name,location,lifecycle_config)'", "read-only"),
+        Fix("Create a bucket in the cluster's region (or remove unused lifecycle rules) and pass it with xpk --pathways-gcs-location=gs://<bucket>/<path>.", None, "low"),
+    ),
+)
+
+GCS_PERMISSION_DENIED = FailureClass(
+    id="gcs_permission_denied", title="An identity lacks access to a bucket", phase="start/run",
+    component="IAM on Cloud Storage (node service account or Workload Identity)",
+    patterns=(
+        Pattern(r"does not have storage\.[a-zA-Z]+\.[a-zA-Z]+ access", 0.95, ("container",), entities=_B),
+        Pattern(r"Permission '?storage\.[a-zA-Z]+\.[a-zA-Z]+'? denied", 0.9, ("container",), entities=_B),
+        Pattern(r"iam\.serviceAccounts\.getAccessToken'? denied", 0.95, ("container",), entities=_B),
+        Pattern(r"Unable to generate access token; IAM returned (?:403|404)", 0.9, ("container",), entities=_B),
+        Pattern(r"(?:PERMISSION_DENIED|AccessDenied|403 Forbidden).{0,200}(?:storage\.googleapis\.com|gs://|bucket)", 0.7,
+                ("container",), entities=_B),
+    ),
+    explanation="{{ principal }} may not use {{ bucket }} ({{ detail }}); Pathways head and worker pods use hostNetwork, so they act as the node's service account unless Workload Identity applies.",
+    explains=("checkpoint_failure", "compilation_cache_failure", "user_code_error", "slices_not_ready", "gcs_scratch_misconfigured"),
+    lookalikes=("gcs_scratch_misconfigured", "checkpoint_failure"),
+    fixes=(
+        Fix("See who has access to the bucket.", "gcloud storage buckets get-iam-policy {{ bucket }} --format=json", "read-only"),
+        Fix("Grant the identity object access on the bucket (the node service account for hostNetwork Pathways pods, or the Workload Identity principal).",
+            "gcloud storage buckets add-iam-policy-binding {{ bucket }} --member=serviceAccount:{{ service_account }} --role=roles/storage.objectAdmin", "high"),
+    ),
+)
+
+CHECKPOINT_FAILURE = FailureClass(
+    id="checkpoint_failure", title="Orbax checkpoint save or restore failed", phase="run",
+    component="Orbax / TensorStore in the client",
+    patterns=(
+        Pattern(r"(?i)(?:orbax|tensorstore).{0,200}(?:NOT_FOUND|not found|No such file|FileNotFoundError|does not exist)", 0.85,
+                ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?:orbax|Orbax|checkpoint|Checkpoint).{0,120}(?:barrier|sync_global_devices).{0,80}(?:timed out|timeout|DEADLINE_EXCEEDED)", 0.85,
+                ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?i)(?:checkpoint|orbax).{0,120}(?:local path|must be a GCS path|not a (?:shared|distributed) file ?system)", 0.85,
+                ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?:ValueError|ocp\.|orbax\.checkpoint).{0,100}(?:[Cc]heckpoint.{0,40}(?:failed|error|corrupt))", 0.7,
+                ("container",), entities=("Pod", "Container")),
+    ),
+    explanation="An Orbax checkpoint save/restore in {{ pod }} failed ({{ detail }}) for a reason other than permissions.",
+    explains=("user_code_error",),
+    lookalikes=("gcs_permission_denied",),
+    fixes=(
+        Fix("Read the full Orbax error in the client log.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
+        Fix("Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restore step exists, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.", None, "low"),
+    ),
+)
+
+COMPILATION_CACHE_FAILURE = FailureClass(
+    id="compilation_cache_failure", title="The persistent compilation cache failed", phase="run",
+    component="JAX/XLA persistent compilation cache",
+    patterns=(
+        Pattern(r"(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,200}(?:429|[Rr]ate ?limit|TooManyRequests|rateLimitExceeded)", 0.9,
+                ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?:compilation[_ ]cache|cache entry|compile_cache).{0,200}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS)", 0.85,
+                ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?:Error|error) (?:reading|writing|loading) (?:persistent )?compilation cache", 0.85, ("container",),
+                entities=("Pod", "Container")),
+    ),
+    explanation="The persistent compilation cache used by {{ pod }} failed ({{ detail }}).",
+    explains=("user_code_error",),
+    lookalikes=("gcs_permission_denied",),
+    fixes=(
+        Fix("Point the cache at a fresh path or turn it off for this run (jax.config.update('jax_compilation_cache_dir', ...) or jax_enable_compilation_cache=False); with Pathways, pathwaysutils already disables JAX's own cache because Pathways caches server-side.", None, "low"),
+    ),
+)
+
+FAMILY = (GCS_SCRATCH_MISCONFIGURED, GCS_PERMISSION_DENIED, CHECKPOINT_FAILURE, COMPILATION_CACHE_FAILURE)

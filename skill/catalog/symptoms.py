@@ -1,0 +1,69 @@
+"""Symptoms (evidence that something failed, not why) and the milestones of a healthy start-up."""
+
+from __future__ import annotations
+
+from .types import Milestone, Pattern, Symptom
+
+_ANY = ("container", "node", "event", "serial", "object")
+
+SYMPTOMS = (
+    Symptom("jobset_failed", "the JobSet failed", (
+        Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",)),
+        Pattern(r"^(?:ReachedMaxRestarts|FailedJobs|FailJobSetFailurePolicyAction): ", 1.0, ("event",), entities=("JobSet",)),
+        Pattern(r"jobset failed due to", 1.0, ("event", "object"), entities=("JobSet",)),
+    )),
+    Symptom("jobset_restarting", "the JobSet restarted", (
+        Pattern(r"^RestartJobSet\w*FailurePolicyAction: |applying RestartJobSet", 0.8, ("event",), entities=("JobSet",)),
+        Pattern(r"JobSet condition Restarting=True|JobSet condition RestartingJobSet=True", 0.8, ("object",), entities=("JobSet",)),
+    )),
+    Symptom("job_failed", "a child Job failed", (
+        Pattern(r"^BackoffLimitExceeded: |Job has reached the specified backoff limit", 0.9, ("event", "object")),
+    )),
+    Symptom("container_failed", "a container exited with an error", (
+        Pattern(r"terminated: reason=\w+ exitCode=[1-9]\d*", 0.8, ("object",), entities=("Pod", "Container", "Node")),
+    )),
+    Symptom("crashloop", "a container is crash-looping", (
+        Pattern(r"waiting: reason=CrashLoopBackOff|Back-off restarting failed container", 0.7, ("object", "event")),
+    )),
+    Symptom("unschedulable", "pods cannot be scheduled", (
+        Pattern(r"^FailedScheduling: |PodScheduled=False", 0.5, ("event", "object"), transient=True),
+    )),
+    Symptom("heartbeat_timeout", "workers or the client timed out waiting for peers", (
+        Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5),
+        Pattern(r"DEADLINE_EXCEEDED", 0.4),
+        Pattern(r"(?i)(?:worker|task|peer|slice).{0,40}(?:unreachable|disconnected|is down|went away)", 0.4),
+    )),
+    Symptom("data_loss", "the client lost a slice (DATA_LOSS)", (
+        Pattern(r"DATA_LOSS", 0.5),
+        Pattern(r"Elastic event detected", 0.5),
+    )),
+    Symptom("error_line", "an error line", (
+        Pattern(r"^[EF]\d{4} \d\d:\d\d:\d\d", 0.1, ("container",)),
+        Pattern(r"(?i)\b(?:fatal|panic|segmentation fault|core dumped|aborted|check failed|exception)\b", 0.1, ("container",)),
+        Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",)),
+    ), failure=False),
+    Symptom("pod_killed", "a pod was killed or terminated", (
+        Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object")),
+    ), failure=False),
+)
+
+MILESTONES = (
+    Milestone("rm_serving", "resource manager serving",
+              Pattern(r"Pathways Server serving on \S+:(?P<port>\d+)", 1.0, containers=("pathways-rm",))),
+    Milestone("slices_ready", "slices ready",
+              Pattern(r"\*\*\* (?P<ready>\d+)/(?P<total>\d+) Pathways Slices Now Ready \*\*\*", 1.0, containers=("pathways-rm",))),
+    Milestone("proxy_started", "IFRT proxy started",
+              Pattern(r"IFRT proxy server started with status OK", 1.0, containers=("pathways-proxy",))),
+    Milestone("worker_serving", "worker serving",
+              Pattern(r"Pathways Server serving on \S+:(?P<port>\d+)", 1.0, containers=("pathways-worker",))),
+    Milestone("megascale_init", "MegaScale transport initialised",
+              Pattern(r"MegaScale transport init(?:ialized| succeeded)", 1.0, containers=("pathways-worker",))),
+    Milestone("worker_rm_address", "worker's resource manager address",
+              Pattern(r"--resource_manager_address=(?P<addr>[^'\"\s]+)", 1.0, containers=("pathways-worker",))),
+    Milestone("rm_instance_count", "resource manager's expected slice count",
+              Pattern(r"--instance_count=(?P<count>\d+)", 1.0, containers=("pathways-rm",))),
+    Milestone("client_backend", "client detected the Pathways backend",
+              Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True)),
+    Milestone("progress", "training progress",
+              Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True)),
+)

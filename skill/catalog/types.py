@@ -1,0 +1,80 @@
+"""The shapes of catalog entries: failure classes, symptoms and milestones, declared as data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PATHWAYS_CONTAINERS = ("pathways-rm", "pathways-proxy", "pathways-worker")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One signature: an RE2 regex over a record's text, where it may appear, and how much a match proves."""
+
+    regex: str
+    weight: float = 0.9  # 1.0 proves the class on its own; below 0.5 only supports other evidence
+    sources: tuple[str, ...] = ("container",)  # container | node | event | serial | object
+    containers: tuple[str, ...] = ()  # only these containers ("" = any)
+    logs: tuple[str, ...] = ()  # only these log ids / object facts (prefix match)
+    user_only: bool = False  # only the user's containers (not pathways-rm/proxy/worker)
+    head_only: bool = False  # only records about the head pod (<jobset>-pathways-head-...)
+    entities: tuple[str, ...] = ("Pod", "Node")  # what a match implicates: Pod Node Container Image Bucket JobSet
+    transient: bool = False  # discard when the pod later ran (a scheduling or pull blip that resolved)
+    check: Callable[[dict[str, str], str], bool] | None = None  # extra pure test on the named groups and text
+    note: str = ""  # what a match means, for the explanation
+
+    def applies_to(self, source: str, container: str | None, log: str, pod: str | None = None) -> bool:
+        if source not in self.sources:
+            return False
+        if self.head_only and (pod is None or "-pathways-head-" not in pod):
+            return False
+        if self.containers and container not in self.containers:
+            return False
+        if self.user_only and (container is None or container in PATHWAYS_CONTAINERS):
+            return False
+        return not self.logs or any(log.startswith(p) for p in self.logs)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A proposed fix: jinja2 templates filled from the workload context, and a risk label."""
+
+    summary: str
+    command: str | None = None
+    risk: str = "read-only"  # read-only | low (changes your code or manifest) | high (changes the cluster/project)
+
+
+@dataclass(frozen=True)
+class FailureClass:
+    """One taxonomy class: its signatures, what it implicates and explains, and how to fix it."""
+
+    id: str
+    title: str
+    phase: str
+    component: str
+    patterns: tuple[Pattern, ...] = ()
+    explanation: str = ""  # jinja2 template; context: pod, node, container, jobset, image, bucket ...
+    explains: tuple[str, ...] = ()  # class ids this one causes when it comes first
+    lookalikes: tuple[str, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    sources: tuple[str, ...] = ("container",)  # what the class needs to be seen; a missing one is a data gap
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """Evidence that something failed, without saying why (heartbeat timeouts, a failed JobSet ...)."""
+
+    id: str
+    title: str
+    patterns: tuple[Pattern, ...]
+    failure: bool = True  # counts as evidence of failure (for unknown_failure and status)
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """A line a healthy run prints; its absence locates where start-up stopped."""
+
+    id: str
+    title: str
+    pattern: Pattern

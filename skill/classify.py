@@ -1,0 +1,185 @@
+"""Signals to a verdict: rank candidate classes by evidence, time and causality. Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .catalog import BY_ID
+from .model import Workload
+from .signals import Signal
+
+NS = 1_000_000_000
+CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
+STRONG = 0.8
+CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the symptom it explains (clocks, buffering)
+ABSENCE_CLASSES = ("slices_not_ready", "workload_stalled")
+SLICES_READY_WAIT_NS = 10 * 60 * NS
+STALL_MIN_NS = 15 * 60 * NS
+
+
+@dataclass
+class Hypo:
+    failure_class: str
+    score: float
+    signals: list[Signal] = field(default_factory=list)
+    first_ts: int = 0
+    detail: str = ""
+
+    @property
+    def strong_signals(self) -> list[Signal]:
+        strong = [s for s in self.signals if s.weight >= CANDIDATE]
+        return sorted(strong or self.signals, key=lambda s: (s.ts, -s.weight))
+
+
+@dataclass
+class Verdict:
+    failure_class: str
+    status: str
+    confidence: float
+    ranked: list[Hypo]
+    root: Hypo
+    symptoms: list[Signal]
+    notes: list[str] = field(default_factory=list)
+
+
+def combine(weights: list[float]) -> float:
+    """Independent pieces of evidence: 1 - prod(1 - w), capped below certainty."""
+    miss = 1.0
+    for w in weights:
+        miss *= 1.0 - w
+    return min(0.99, 1.0 - miss)
+
+
+def _hypotheses(model: Workload, causes: list[Signal]) -> dict[str, Hypo]:
+    by_class: dict[str, list[Signal]] = {}
+    for s in causes:
+        if s.pattern.transient and s.record.pod and s.record.pod in model.pods and model.pods[s.record.pod].ran:
+            continue  # a scheduling or pull blip that resolved: the pod ran afterwards
+        by_class.setdefault(s.target, []).append(s)
+    hypos = {}
+    for cid, sigs in by_class.items():
+        best: dict[str, float] = {}
+        for s in sigs:
+            best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
+        h = Hypo(cid, combine(list(best.values())), sigs)
+        h.first_ts = h.strong_signals[0].ts
+        hypos[cid] = h
+    return hypos
+
+
+def _slices_not_ready(model: Workload) -> Hypo | None:
+    """The RM serves but never reports n/n slices ready, long enough after start that it should have."""
+    serving = model.first_milestone("rm_serving")
+    if serving is None or model.now - serving.ts < SLICES_READY_WAIT_NS:
+        return None
+    ready = [s for s in model.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+    if ready:
+        return None
+    sigs = [serving]
+    score, detail = 0.75, "no 'n/n Pathways Slices Now Ready' line from the resource manager"
+    expected = f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001" if model.jobset else None
+    wrong = [s for s in model.milestones.get("worker_rm_address", []) if expected and s.groups.get("addr") != expected]
+    if wrong:
+        sigs += sorted(wrong, key=lambda s: s.ts)[:3]
+        score, detail = 0.92, f"workers point at resource manager {wrong[0].groups.get('addr')}, not {expected}"
+    counts = model.milestones.get("rm_instance_count", [])
+    slices = {p.slice for p in model.workers if p.slice is not None}
+    if counts and slices and int(counts[0].groups.get("count", "0")) != len(slices):
+        sigs.append(counts[0])
+        score = max(score, 0.9)
+        detail = f"the resource manager expects {counts[0].groups['count']} slices but {len(slices)} registered"
+    partial = model.milestones.get("slices_ready")
+    if partial:
+        sigs.append(max(partial, key=lambda s: s.ts))
+    return Hypo("slices_not_ready", score, sigs, serving.ts, detail)
+
+
+def _workload_stalled(model: Workload) -> Hypo | None:
+    """Progress lines stopped long before the end of the data, with the JobSet still running."""
+    last = model.last_progress
+    interval = model.step_interval_ns()
+    if last is None or interval is None:
+        return None
+    gap = model.now - last.ts
+    if gap < max(10 * interval, STALL_MIN_NS):
+        return None
+    minutes = gap // (60 * NS)
+    return Hypo("workload_stalled", 0.7, [last], last.ts,
+                f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s")
+
+
+def _explains(a: Hypo, b: Hypo) -> bool:
+    cls = BY_ID[a.failure_class]
+    if b.failure_class not in cls.explains and b.failure_class != "user_code_error":
+        return False
+    if b.failure_class in ABSENCE_CLASSES:
+        return True
+    return a.first_ts <= b.first_ts + CAUSE_LEAD_NS
+
+
+def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
+    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class."""
+    have = {s.target for s in symptoms}
+    if model.condition("Failed") or "jobset_failed" in have:
+        return "failed"
+    if model.condition("Completed"):
+        return "healthy"
+    if "jobset_restarting" in have or model.jobset_restarts > 0 or "crashloop" in have:
+        return "crashing"
+    if any(c.restarts > 0 for p in model.pods.values() for c in p.containers.values()) and "container_failed" in have:
+        return "crashing"
+    pending = [p for p in model.pods.values() if p.phase == "Pending" or (p.phase is None and not p.ran)]
+    if root in ABSENCE_CLASSES or (pending and root != "no_failure_detected"):
+        return "stalled"
+    if root in ("tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked",
+                "image_pull_failure", "jobset_rejected"):
+        return "stalled"
+    if "data_loss" in have and model.last_progress and model.last_progress.ts > min(
+            s.ts for s in symptoms if s.target == "data_loss"):
+        return "degraded"
+    if root == "no_failure_detected":
+        return "healthy"
+    return "failed" if "container_failed" in have or "job_failed" in have else "crashing"
+
+
+def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
+    """The root cause: the earliest strong candidate that no other candidate explains."""
+    hypos = _hypotheses(model, causes)
+    for detector in (_slices_not_ready, _workload_stalled):
+        h = detector(model)
+        if h is not None:
+            hypos[h.failure_class] = h
+    cands = [h for h in hypos.values() if h.score >= CANDIDATE]
+    roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
+    roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
+    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)]
+    notes: list[str] = []
+    if roots:
+        root = roots[0]
+        confidence = root.score
+        rivals = [h for h in roots[1:] if h.score >= STRONG]
+        if rivals:
+            confidence *= 0.85
+            notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
+    elif failure_syms:
+        root = Hypo("unknown_failure", 0.5, sorted(failure_syms, key=lambda s: s.ts), min(s.ts for s in failure_syms),
+                    failure_syms[0].record.text[:160])
+        confidence = 0.5
+    else:
+        root = Hypo("no_failure_detected", 0.9 if model.progress else 0.6, [], 0)
+        confidence = root.score
+    others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
+    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if _explained(h, cands) else 1.0), 3), h.signals,
+                            h.first_ts, h.detail) for h in others]
+    status = status_of(model, symptoms, root.failure_class)
+    return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)
+
+
+def _explained(h: Hypo, cands: list[Hypo]) -> bool:
+    return any(o is not h and _explains(o, h) for o in cands)
+
+
+def _is_failure(s: Signal) -> bool:
+    from .catalog import SYMPTOMS
+
+    return any(sym.id == s.target and sym.failure for sym in SYMPTOMS)

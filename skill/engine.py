@@ -1,0 +1,168 @@
+"""Orchestration: a source's data through records, the workload model and signals to a verdict."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .classify import Verdict, classify
+from .errors import AmbiguousWorkload, InputError
+from .model import Workload
+from .objects import jobset_records, node_records, pod_records
+from .queries import Scope, node_queries, workload_queries
+from .records import Record, parse_ts, record_from_entry, record_from_event
+from .signals import Matcher, Signal
+from .sources.base import LogQuery, Source
+
+_MATCHER: Matcher | None = None
+
+
+def matcher() -> Matcher:
+    global _MATCHER
+    if _MATCHER is None:
+        _MATCHER = Matcher()
+    return _MATCHER
+
+
+@dataclass
+class Analysis:
+    """Everything one run found, before it is turned into the Diagnosis contract."""
+
+    model: Workload
+    verdict: Verdict
+    causes: list[Signal]
+    symptoms: list[Signal]
+    source: Source
+    seconds: float
+    gaps: list[str] = field(default_factory=list)
+    queries: list[LogQuery] = field(default_factory=list)
+
+
+def jobsets_in(objects: Iterable[dict]) -> set[str]:
+    """JobSet names named by the objects: JobSets themselves and the jobset-name label of pods."""
+    names = set()
+    for o in objects:
+        meta = o.get("metadata") or {}
+        if o.get("kind") == "JobSet" and meta.get("name"):
+            names.add(meta["name"])
+        label = (meta.get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+        if o.get("kind") == "Pod" and label:
+            names.add(label)
+    return names
+
+
+def _belongs(obj: dict, jobset: str) -> bool:
+    meta = obj.get("metadata") or {}
+    kind = obj.get("kind")
+    if kind == "JobSet":
+        return meta.get("name") == jobset
+    if kind == "Pod":
+        label = (meta.get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+        return label == jobset if label else str(meta.get("name", "")).startswith(jobset + "-")
+    if kind == "Event":
+        name = str((obj.get("involvedObject") or {}).get("name", ""))
+        return name == jobset or name.startswith(jobset + "-") or f"-{jobset}-" in name \
+            or (obj.get("involvedObject") or {}).get("kind") == "Node"
+    return kind == "Node"
+
+
+class Collector:
+    """Turns raw entries and objects into records once each, feeding the model and collecting signals."""
+
+    def __init__(self, model: Workload, source: Source):
+        self.model = model
+        self.source = source
+        self.causes: list[Signal] = []
+        self.symptoms: list[Signal] = []
+        self._seen: set[str] = set()
+        self._events: dict[tuple, list[int]] = {}
+        self.m = matcher()
+
+    def take_entries(self, pairs: Iterable[tuple[LogQuery, dict]]) -> None:
+        for _q, entry in pairs:
+            key = entry.get("insertId")
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            try:
+                rec = record_from_entry(entry)
+            except (KeyError, TypeError, AttributeError, ValueError):
+                self.source.stats.entries_skipped += 1
+                self.source.stats.gap(f"entry {key!r}: not a usable LogEntry; skipped it")
+                continue
+            if rec.source == "event":
+                self._events.setdefault((rec.obj, rec.text), []).append(rec.ts)
+            self.take(rec)
+
+    def take_objects(self, objects: list[dict]) -> None:
+        for obj in objects:
+            kind = obj.get("kind")
+            if kind == "Event":
+                io = obj.get("involvedObject") or {}
+                if io.get("kind") == "Node" and io.get("name") not in self.model.nodes:
+                    continue
+                rec = record_from_event(obj)
+                first = _ts(obj.get("firstTimestamp")) or rec.ts
+                seen = self._events.get((rec.obj, rec.text), [])
+                if any(first - 1_000_000_000 <= t <= rec.ts + 1_000_000_000 for t in seen):
+                    continue  # the same event was already read from the events log
+                self.take(rec)
+            elif kind == "Pod":
+                for rec in pod_records(obj):
+                    self.take(rec)
+            elif kind == "JobSet":
+                for rec in jobset_records(obj):
+                    self.take(rec)
+            elif kind == "Node" and obj["metadata"].get("name") in self.model.nodes:
+                for rec in node_records(obj):
+                    self.take(rec)
+
+    def take(self, rec: Record) -> None:
+        self.model.add_record(rec)
+        for sig in self.m.match(rec):
+            if sig.kind == "milestone":
+                self.model.add_milestone(sig)
+            elif sig.kind == "cause":
+                self.causes.append(sig)
+            else:
+                self.symptoms.append(sig)
+
+
+def _ts(value: object) -> int:
+    return parse_ts(value)
+
+
+def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
+    """The JobSet to diagnose: the one named, or the only one in the data."""
+    if jobset:
+        return jobset
+    names = jobsets_in(objects)
+    if not names and inventory is not None:
+        names = set(inventory.jobsets)
+    if not names:
+        raise InputError("no Pathways JobSet found in the data (no JobSet object, no pods or logs with a "
+                         "jobset.sigs.k8s.io/jobset-name label); name one with --jobset")
+    if len(names) > 1:
+        raise AmbiguousWorkload("the data holds several JobSets; choose one with --jobset: " + ", ".join(sorted(names)))
+    return names.pop()
+
+
+def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | None = None) -> Analysis:
+    """Read the workload's evidence from the source in two phases and classify it."""
+    t0 = time.monotonic()
+    model = Workload(jobset=scope.jobset, namespace=scope.namespace, cluster=scope.cluster, project=scope.project)
+    mine = [o for o in objects if _belongs(o, scope.jobset)]
+    model.add_objects(mine)
+    col = Collector(model, source)
+    q1 = workload_queries(scope)
+    col.take_entries(source.read(q1))
+    nodes = sorted(model.nodes)
+    q2 = node_queries(scope, nodes) if nodes else []
+    if q2:
+        col.take_entries(source.read(q2))
+    col.take_objects(mine)
+    model.now = now_ns or source.stats.last_ts or scope.end_ns
+    model.finish()
+    verdict = classify(model, col.causes, col.symptoms)
+    return Analysis(model, verdict, col.causes, col.symptoms, source, time.monotonic() - t0, queries=q1 + q2)

@@ -1,0 +1,209 @@
+"""An analysis as the Diagnosis contract: entities, evidence, timeline, fixes and data gaps."""
+
+from __future__ import annotations
+
+import re
+
+import jinja2
+
+from .catalog import BY_ID, SYMPTOMS
+from .classify import ABSENCE_CLASSES, Hypo
+from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
+from .engine import Analysis
+from .model import Workload
+from .records import Record, format_ns
+from .redact import redact
+from .signals import Signal
+
+EXCERPT = 300
+MAX_ROOT_EVIDENCE = 6
+MAX_ENTITIES = 12
+# Classes whose cause sits on many pods at once (every pending worker), not on one host.
+SPREAD = {"tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked",
+          "image_pull_failure", "jobset_rejected"}
+_BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+_SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
+
+
+def excerpt(text: str) -> str:
+    text = redact(text.strip())
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
+
+
+def _primary(root: Hypo) -> list[Signal]:
+    """The signals that locate the root cause: all of them for spread classes, else those on the first strong host."""
+    strong = root.strong_signals
+    if not strong or root.failure_class in SPREAD:
+        return strong
+    first = strong[0].record
+    same = [s for s in strong if (first.pod and s.record.pod == first.pod) or (first.node and s.record.node == first.node)]
+    return same or strong[:1]
+
+
+def entities(model: Workload, root: Hypo) -> list[Entity]:
+    out: dict[tuple[str, str], None] = {}
+    for s in _primary(root):
+        r = s.record
+        node = r.node or model.node_of(r.pod)
+        for kind in s.pattern.entities:
+            name = _entity_name(kind, s, r, node, model)
+            if name:
+                out.setdefault((kind, name), None)
+    if root.failure_class in ABSENCE_CLASSES and model.jobset:
+        out.setdefault(("JobSet", model.jobset), None)
+    if root.failure_class == "unknown_failure" and model.jobset:
+        out.setdefault(("JobSet", model.jobset), None)
+    return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]
+
+
+def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workload) -> str | None:
+    if kind == "Pod":
+        return r.pod
+    if kind == "Node":
+        return node
+    if kind == "Container":
+        return f"{r.pod}/{r.container}" if r.pod and r.container else None
+    if kind == "Image":
+        image = s.groups.get("image") or r.extra.get("image")
+        if not image and r.pod in model.pods and r.container:
+            c = model.pods[r.pod].containers.get(r.container)
+            image = c.image if c else None
+        return image
+    if kind == "Bucket":
+        m = _BUCKET.search(r.text)
+        return f"gs://{m.group(1).split('/')[0]}" if m else None
+    if kind == "JobSet":
+        return model.jobset
+    if kind == "Workload":
+        return r.obj if r.kind == "Workload" else None
+    return None
+
+
+def _evidence_item(r: Record) -> Evidence:
+    return Evidence(id=r.id, timestamp=r.time or None, source=r.source, resource=r.resource, excerpt=excerpt(r.text))
+
+
+def _failure_symptoms(symptoms: list[Signal]) -> list[Signal]:
+    """The first signal of each failure symptom (the JobSet failing, a container exiting ...)."""
+    firsts: dict[str, Signal] = {}
+    for s in sorted(symptoms, key=lambda s: s.ts):
+        if s.weight >= 0.4 and s.target != "error_line":
+            firsts.setdefault(s.target, s)
+    return sorted(firsts.values(), key=lambda s: s.ts)
+
+
+def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
+    """Values the fix and explanation templates are filled with; unknown ones are shown as <placeholders>."""
+    first = _primary(root)[0].record if root.signals else None
+    by_kind: dict[str, str] = {}
+    for e in ents:
+        by_kind.setdefault(e.kind, e.name)
+    pod = (first.pod if first else None) or by_kind.get("Pod") or model.head_pod or "<pod>"
+    node = by_kind.get("Node") or (first.node if first else None) or model.node_of(pod) or "<node>"
+    container = (first.container if first else None) or "<container>"
+    head = model.pods.get(model.head_pod or "")
+    user_container = next((c for c in (head.containers if head else {}) if not c.startswith("pathways-")), "jax-tpu")
+    image = by_kind.get("Image") or "<image>"
+    location = model.location or "<location>"
+    detail = root.detail or (excerpt(first.text)[:160] if first else "")
+    jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
+    worker_job = next((p.name.split("-worker-")[0].rsplit("-", 1)[-1] + "-worker" if "-pathways-worker-" in p.name
+                       else "worker" for p in model.workers), "worker")
+    return {
+        "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
+        "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
+        "region": re.sub(r"-[a-z]$", "", location), "pod": pod, "node": node, "container": container,
+        "head_pod": model.head_pod or f"{model.jobset}-pathways-head-0-0-<id>", "user_container": user_container,
+        "image": image, "image_repo": image.rsplit(":", 1)[0] if ":" in image else image,
+        "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
+        "worker_job": worker_job, "service_account": "<node-or-workload-service-account>",
+        "principal": "The workload's identity", "detail": detail,
+        "expected_rm_address": f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001",
+        "container_or_process": (f"{container} in {pod}" if first and first.container else
+                                 (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
+                                  else f"a process in {pod}")),
+    }
+
+
+def _render(template: str | None, ctx: dict[str, str]) -> str | None:
+    return None if template is None else _ENV.from_string(template).render(**ctx)
+
+
+def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[TimelineItem]:
+    items: list[tuple[int, str, list[str]]] = []
+    for mid, label in (("rm_serving", "resource manager serving"), ("proxy_started", "IFRT proxy started"),
+                       ("worker_serving", "first worker serving"), ("client_backend", "client connected to Pathways")):
+        s = model.first_milestone(mid)
+        if s:
+            items.append((s.ts, f"{label} ({s.record.pod})", [s.record.id]))
+    ready = model.milestones.get("slices_ready")
+    if ready:
+        s = max(ready, key=lambda s: s.ts)
+        items.append((s.ts, f"{s.groups.get('ready')}/{s.groups.get('total')} slices ready", [s.record.id]))
+    if model.progress:
+        a, b = model.progress[0], model.progress[-1]
+        items.append((a.ts, f"training progress seen (step {a.groups.get('step')})", [a.record.id]))
+        if b is not a:
+            items.append((b.ts, f"last progress line (step {b.groups.get('step')}, {model.progress_count} seen)", [b.record.id]))
+    for s in _primary(root)[:3]:
+        items.append((s.ts, f"{root.failure_class}: {excerpt(s.record.text)[:140]} ({s.record.resource})", [s.record.id]))
+    for s in _failure_symptoms(symptoms)[:6]:
+        items.append((s.ts, f"{_SYMPTOM_TITLE.get(s.target, s.target)}: {excerpt(s.record.text)[:120]} ({s.record.resource})",
+                      [s.record.id]))
+    items.sort(key=lambda t: t[0])
+    return [TimelineItem(timestamp=format_ns(ts) or "", summary=text, evidence=ids) for ts, text, ids in items if ts]
+
+
+def data_gaps(a: Analysis) -> list[str]:
+    m, gaps = a.model, list(a.source.stats.gaps)
+    if "container" not in m.sources_seen:
+        gaps.append(f"no container logs of JobSet {m.jobset}: its pods' own output could not be checked")
+    if not ({"kubelet", "node-problem-detector", "container-runtime"} & m.logs_seen):
+        gaps.append("no node logs (kubelet, node-problem-detector) for the JobSet's nodes: node-level causes "
+                    "(kernel errors, kernel OOM kills, device plugin) could not be checked")
+    if "events" not in m.logs_seen:
+        gaps.append("no Kubernetes events (kubectl keeps them about an hour; export the events log from Cloud Logging): "
+                    "scheduling, image pull and eviction causes could not be checked")
+    if "Pod" not in m.objects_seen:
+        gaps.append("no Pod objects (kubectl get pods -o json): restart counts and exit codes were taken from events and logs only")
+    if "JobSet" not in m.objects_seen:
+        gaps.append("no JobSet object (kubectl get jobset -o json): its terminal state was inferred from events")
+    serial = any(log.startswith("serialconsole") for log in m.logs_seen)
+    if not serial and a.verdict.failure_class in ("unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"):
+        gaps.append("no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked")
+    return gaps + a.verdict.notes
+
+
+def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
+    """The Diagnosis contract for one analysis. Every cited id comes from a record that was read."""
+    m, v = a.model, a.verdict
+    cls = BY_ID[v.failure_class]
+    ents = entities(m, v.root)
+    ctx = context(m, v.root, ents)
+    evidence: dict[str, Evidence] = {}
+    for s in _primary(v.root)[:MAX_ROOT_EVIDENCE] + v.root.strong_signals[:MAX_ROOT_EVIDENCE]:
+        evidence.setdefault(s.record.id, _evidence_item(s.record))
+        if len(evidence) >= MAX_ROOT_EVIDENCE:
+            break
+    for s in _failure_symptoms(v.symptoms)[:4]:
+        evidence.setdefault(s.record.id, _evidence_item(s.record))
+    if v.failure_class == "no_failure_detected" and m.progress:
+        evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record))
+    explanation = _render(cls.explanation, ctx) or cls.title
+    hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
+                             evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals[:5])))
+                  for h in v.ranked]
+    fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk) for f in cls.fixes]
+    stats = a.source.stats
+    return Diagnosis(
+        workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,
+                             location=m.location),
+        status=v.status, failure_class=v.failure_class, confidence=v.confidence,
+        summary=f"{cls.title} ({v.status}). {explanation}",
+        root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
+        hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,
+        data_gaps=data_gaps(a),
+        budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,
+                      entries_read=stats.entries_read, entries_skipped=stats.entries_skipped, seconds=round(a.seconds, 3)),
+    )

@@ -1,0 +1,208 @@
+"""The workload model: what the JobSet's pods are, where they ran, what they reached, and when it stopped."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .records import Record, parse_ts
+from .signals import Signal
+
+_WORKER = re.compile(r"-(?:pathways-)?worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
+_HEAD = re.compile(r"-pathways-head-\d+-\d+(?:-[a-z0-9]{5})?$")
+PROGRESS_KEEP = 400
+
+
+@dataclass
+class ContainerInfo:
+    name: str
+    image: str | None = None
+    restarts: int = 0
+    last_reason: str | None = None
+    last_exit_code: int | None = None
+    waiting_reason: str | None = None
+    running: bool = False
+
+
+@dataclass
+class PodInfo:
+    name: str
+    role: str = "other"  # head | worker | other
+    slice: int | None = None
+    host: int | None = None
+    uid: str | None = None
+    node: str | None = None
+    phase: str | None = None
+    ran: bool = False  # it printed something, or a container started
+    containers: dict[str, ContainerInfo] = field(default_factory=dict)
+
+    @property
+    def restarts(self) -> int:
+        return sum(c.restarts for c in self.containers.values())
+
+
+def role_of(pod: str, labels: dict | None = None) -> tuple[str, int | None, int | None]:
+    """head / worker (with slice and host index) / other, from the pod's name or JobSet labels."""
+    labels = labels or {}
+    rjob = labels.get("jobset.sigs.k8s.io/replicatedjob-name", "")
+    if _HEAD.search(pod) or rjob == "pathways-head":
+        return "head", None, None
+    m = _WORKER.search(pod)
+    if m:
+        return "worker", int(m.group(1)), int(m.group(2))
+    if "worker" in rjob:
+        idx = labels.get("jobset.sigs.k8s.io/job-index")
+        return "worker", int(idx) if str(idx).isdigit() else None, None
+    return "other", None, None
+
+
+@dataclass
+class Workload:
+    """Everything the classifier knows about one JobSet, built from records and objects alone."""
+
+    jobset: str | None = None
+    namespace: str | None = None
+    cluster: str | None = None
+    project: str | None = None
+    location: str | None = None
+    jobset_uid: str | None = None
+    jobset_conditions: list[dict] = field(default_factory=list)
+    jobset_restarts: int = 0
+    max_restarts: int | None = None
+    num_slices: int | None = None
+    pods: dict[str, PodInfo] = field(default_factory=dict)
+    milestones: dict[str, list[Signal]] = field(default_factory=dict)
+    progress: list[Signal] = field(default_factory=list)  # the latest PROGRESS_KEEP progress lines
+    progress_count: int = 0
+    first_ts: int = 0
+    now: int = 0
+    sources_seen: set[str] = field(default_factory=set)
+    logs_seen: set[str] = field(default_factory=set)
+    objects_seen: set[str] = field(default_factory=set)
+
+    def pod(self, name: str) -> PodInfo:
+        info = self.pods.get(name)
+        if info is None:
+            role, sl, host = role_of(name)
+            info = self.pods[name] = PodInfo(name, role, sl, host)
+        return info
+
+    def node_of(self, pod: str | None) -> str | None:
+        return self.pods[pod].node if pod and pod in self.pods else None
+
+    @property
+    def head_pod(self) -> str | None:
+        heads = sorted(p.name for p in self.pods.values() if p.role == "head")
+        return heads[-1] if heads else None
+
+    @property
+    def workers(self) -> list[PodInfo]:
+        return [p for p in self.pods.values() if p.role == "worker"]
+
+    @property
+    def nodes(self) -> set[str]:
+        return {p.node for p in self.pods.values() if p.node}
+
+    def condition(self, ctype: str) -> dict | None:
+        for c in self.jobset_conditions:
+            if c.get("type") == ctype and c.get("status") == "True":
+                return c
+        return None
+
+    def first_milestone(self, mid: str) -> Signal | None:
+        sigs = self.milestones.get(mid)
+        return min(sigs, key=lambda s: s.ts) if sigs else None
+
+    # --- building -------------------------------------------------------------------------------------------
+
+    def add_objects(self, objects: list[dict]) -> None:
+        for obj in objects:
+            kind = obj.get("kind")
+            self.objects_seen.add(kind)
+            if kind == "Pod":
+                self._add_pod(obj)
+            elif kind == "JobSet" and (self.jobset is None or obj["metadata"].get("name") == self.jobset):
+                self._add_jobset(obj)
+
+    def _add_pod(self, pod: dict) -> None:
+        meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+        role, sl, host = role_of(meta.get("name", ""), meta.get("labels"))
+        info = self.pod(meta.get("name", ""))
+        info.role, info.slice, info.host = role, sl, host
+        info.uid, info.node, info.phase = meta.get("uid"), spec.get("nodeName") or info.node, status.get("phase")
+        images = {c.get("name"): c.get("image") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])}
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            c = info.containers.setdefault(cs.get("name"), ContainerInfo(cs.get("name")))
+            c.image = cs.get("image") or images.get(c.name)
+            c.restarts = int(cs.get("restartCount") or 0)
+            state, last = cs.get("state") or {}, (cs.get("lastState") or {}).get("terminated") or {}
+            term = state.get("terminated") or last
+            if term:
+                c.last_reason, c.last_exit_code = term.get("reason"), term.get("exitCode")
+            c.waiting_reason = (state.get("waiting") or {}).get("reason")
+            c.running = "running" in state
+            info.ran = info.ran or c.running or bool(term)
+        for name, image in images.items():
+            info.containers.setdefault(name, ContainerInfo(name, image))
+
+    def _add_jobset(self, js: dict) -> None:
+        meta, spec, status = js.get("metadata") or {}, js.get("spec") or {}, js.get("status") or {}
+        self.jobset = self.jobset or meta.get("name")
+        self.namespace = self.namespace or meta.get("namespace")
+        self.jobset_uid = meta.get("uid")
+        self.jobset_conditions = [dict(c, ts=parse_ts(c.get("lastTransitionTime"))) for c in status.get("conditions") or []]
+        self.jobset_restarts = int(status.get("restarts") or 0)
+        self.max_restarts = (spec.get("failurePolicy") or {}).get("maxRestarts")
+        for rj in spec.get("replicatedJobs") or []:
+            if "worker" in str(rj.get("name")):
+                self.num_slices = rj.get("replicas")
+
+    def add_record(self, rec: Record) -> None:
+        self.sources_seen.add(rec.source)
+        self.logs_seen.add(rec.log)
+        if rec.ts:
+            self.first_ts = min(self.first_ts, rec.ts) if self.first_ts else rec.ts
+        if rec.pod and (rec.source == "container" or rec.kind == "Pod"):
+            info = self.pod(rec.pod)
+            if rec.node and not info.node:
+                info.node = rec.node
+            if rec.source == "container":
+                info.ran = True
+                if rec.container:
+                    info.containers.setdefault(rec.container, ContainerInfo(rec.container))
+            elif rec.reason in ("Started", "Pulled", "Created"):
+                info.ran = True
+            elif rec.reason == "Scheduled" and not info.node:
+                m = re.search(r" to (\S+)$", rec.text)
+                info.node = m.group(1) if m else None
+        for key in ("cluster", "project", "location", "namespace"):
+            if getattr(self, key) is None and getattr(rec, key):
+                setattr(self, key, getattr(rec, key))
+
+    def add_milestone(self, sig: Signal) -> None:
+        if sig.target == "progress":
+            self.progress_count += 1
+            self.progress.append(sig)
+            if len(self.progress) > 2 * PROGRESS_KEEP:
+                self.progress.sort(key=lambda s: s.ts)
+                del self.progress[:-PROGRESS_KEEP]
+            return
+        self.milestones.setdefault(sig.target, []).append(sig)
+
+    def finish(self) -> None:
+        self.progress.sort(key=lambda s: s.ts)
+        del self.progress[:-PROGRESS_KEEP]
+
+    # --- questions about progress ---------------------------------------------------------------------------
+
+    @property
+    def last_progress(self) -> Signal | None:
+        return self.progress[-1] if self.progress else None
+
+    def step_interval_ns(self) -> int | None:
+        """The median time between consecutive progress lines, or None with fewer than three."""
+        ts = sorted({s.ts for s in self.progress})
+        if len(ts) < 3:
+            return None
+        gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
+        return gaps[len(gaps) // 2]

@@ -1,0 +1,101 @@
+"""Facts read off Kubernetes objects (Pod, JobSet, Node), as records cited by the object's metadata.uid."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .records import Record, parse_ts
+
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+
+
+def pod_records(pod: dict) -> Iterator[Record]:
+    """Terminations, waiting reasons, unschedulable and disruption conditions of one Pod."""
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    uid, name = str(meta.get("uid") or ""), meta.get("name")
+    if not uid:
+        return
+    ns = meta.get("namespace")
+    jobset = (meta.get("labels") or {}).get(JOBSET_NAME)
+    node = spec.get("nodeName")
+    start = parse_ts(status.get("startTime")) or parse_ts(meta.get("creationTimestamp"))
+
+    def rec(ts: int, log: str, text: str, reason: str | None, container: str | None = None, **extra) -> Record:
+        return Record(id=uid, ts=ts, source="object", log=log, text=text, pod=name, container=container, node=node,
+                      namespace=ns, jobset=jobset, reason=reason, kind="Pod", obj=name, extra=extra)
+
+    statuses = [(s, True) for s in status.get("initContainerStatuses") or []]
+    statuses += [(s, False) for s in status.get("containerStatuses") or []]
+    for cs, _init in statuses:
+        cname = cs.get("name")
+        restarts = int(cs.get("restartCount") or 0)
+        for which in ("lastState", "state"):
+            term = (cs.get(which) or {}).get("terminated")
+            if term:
+                code = term.get("exitCode")
+                text = (f"container {cname} terminated: reason={term.get('reason')} exitCode={code}"
+                        f" restartCount={restarts}" + (f" message={term['message']}" if term.get("message") else ""))
+                ts = parse_ts(term.get("finishedAt")) or parse_ts(term.get("startedAt")) or start
+                yield rec(ts, "pod-status", text, term.get("reason"), cname, exit_code=code, restarts=restarts)
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+            text = f"container {cname} waiting: reason={waiting.get('reason')}"
+            if waiting.get("message"):
+                text += f" message={waiting['message']}"
+            yield rec(_cond_ts(status) or start, "pod-status", text, waiting.get("reason"), cname,
+                      image=cs.get("image"), restarts=restarts)
+    for cond in status.get("conditions") or []:
+        ctype, cstat = cond.get("type"), cond.get("status")
+        if (ctype == "PodScheduled" and cstat == "False") or ctype == "DisruptionTarget":
+            text = f"pod condition {ctype}={cstat} reason={cond.get('reason')}: {cond.get('message') or ''}"
+            yield rec(parse_ts(cond.get("lastTransitionTime")) or start, "pod-condition", text, cond.get("reason"))
+    if status.get("reason") or status.get("message"):
+        text = f"pod status reason={status.get('reason')}: {status.get('message') or ''}"
+        yield rec(_cond_ts(status) or start, "pod-status", text, status.get("reason"))
+
+
+def _cond_ts(status: dict) -> int:
+    return max((parse_ts(c.get("lastTransitionTime")) for c in status.get("conditions") or []), default=0)
+
+
+def jobset_records(js: dict) -> Iterator[Record]:
+    """The JobSet's status conditions."""
+    meta = js.get("metadata") or {}
+    uid = str(meta.get("uid") or "")
+    if not uid:
+        return
+    for cond in (js.get("status") or {}).get("conditions") or []:
+        text = (f"JobSet condition {cond.get('type')}={cond.get('status')} reason={cond.get('reason')}: "
+                f"{cond.get('message') or ''}")
+        yield Record(id=uid, ts=parse_ts(cond.get("lastTransitionTime")), source="object", log="jobset-status",
+                     text=text, namespace=meta.get("namespace"), jobset=meta.get("name"), reason=cond.get("reason"),
+                     kind="JobSet", obj=meta.get("name"),
+                     extra={"type": cond.get("type"), "status": cond.get("status")})
+
+
+def node_records(node: dict) -> Iterator[Record]:
+    """Abnormal Node conditions, maintenance labels and termination taints."""
+    meta = node.get("metadata") or {}
+    uid, name = str(meta.get("uid") or ""), meta.get("name")
+    if not uid:
+        return
+    created = parse_ts(meta.get("creationTimestamp"))
+
+    def rec(ts: int, text: str, reason: str | None) -> Record:
+        return Record(id=uid, ts=ts, source="object", log="node-status", text=text, node=name, reason=reason,
+                      kind="Node", obj=name)
+
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        healthy = "True" if cond.get("type") == "Ready" else "False"
+        if cond.get("status") != healthy:
+            text = f"node condition {cond.get('type')}={cond.get('status')} reason={cond.get('reason')}: {cond.get('message') or ''}"
+            yield rec(parse_ts(cond.get("lastTransitionTime")) or created, text, cond.get("reason"))
+    for key, value in (meta.get("labels") or {}).items():
+        if "maintenance" in key:
+            yield rec(created, f"node label {key}={value}", key)
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if "termination" in str(taint.get("key")) or "maintenance" in str(taint.get("key")):
+            yield rec(parse_ts(taint.get("timeAdded")) or created, f"node taint {taint.get('key')}:{taint.get('effect')}",
+                      taint.get("key"))

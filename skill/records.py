@@ -1,0 +1,198 @@
+"""Normalised records: one log line, event or object fact, whatever source it came from."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+import orjson
+
+POD_LABEL = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
+NODE_LABEL = "compute.googleapis.com/resource_name"
+CONTROLLER_NAME_LABEL = "logging.gke.io/top_level_controller_name"
+
+
+@dataclass(slots=True)
+class Record:
+    """One piece of evidence: a log line, an event, or a fact read off a Kubernetes object."""
+
+    id: str
+    ts: int  # nanoseconds since the epoch; 0 when the input had no usable time
+    source: str  # container | node | event | serial | object
+    log: str  # log id (stdout, stderr, events, kubelet, ...) or the object fact kind (pod-status, jobset-status ...)
+    text: str
+    severity: str = "DEFAULT"
+    pod: str | None = None
+    container: str | None = None
+    node: str | None = None
+    namespace: str | None = None
+    jobset: str | None = None
+    reason: str | None = None  # events: the event reason; objects: the condition/termination reason
+    kind: str | None = None  # events: involvedObject.kind; objects: the object kind
+    obj: str | None = None  # events: involvedObject.name; objects: metadata.name
+    cluster: str | None = None
+    project: str | None = None
+    location: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def time(self) -> str:
+        return format_ns(self.ts)
+
+    @property
+    def resource(self) -> str:
+        """A short name for what the record is about, for citations."""
+        if self.pod and self.container:
+            return f"{self.pod}/{self.container}"
+        if self.kind and self.obj:
+            return f"{self.kind}/{self.obj}"
+        return self.pod or self.node or self.obj or self.log
+
+
+def parse_ts(value: object) -> int:
+    """An RFC 3339 timestamp (any offset, up to nanoseconds) as ns since the epoch; 0 when absent or unparsable."""
+    if not isinstance(value, str) or not value:
+        return 0
+    try:
+        return _parse_ts(value)
+    except ValueError:
+        return 0
+
+
+def _parse_ts(s: str) -> int:
+    s = s.strip()
+    frac_ns = 0
+    # Split off the fraction by hand: datetime only keeps microseconds and we keep nanoseconds.
+    dot = s.find(".", 10)
+    if dot != -1:
+        end = dot + 1
+        while end < len(s) and s[end].isdigit():
+            end += 1
+        digits = s[dot + 1 : end]
+        if not digits:
+            raise ValueError(s)
+        frac_ns = int(digits[:9].ljust(9, "0"))
+        s = s[:dot] + s[end:]
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    d = dt.datetime.fromisoformat(s.replace(" ", "T", 1))
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=dt.timezone.utc)
+    return int(d.timestamp()) * 1_000_000_000 + frac_ns
+
+
+def format_ns(ns: int) -> str:
+    """ns since the epoch as RFC 3339 UTC with the shortest exact fraction (nanoseconds kept)."""
+    if ns <= 0:
+        return ""
+    sec, frac = divmod(ns, 1_000_000_000)
+    base = dt.datetime.fromtimestamp(sec, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    if frac:
+        base += "." + f"{frac:09d}".rstrip("0")
+    return base + "Z"
+
+
+def log_id(log_name: str) -> str:
+    """The log id of a logName: projects/p/logs/cloudaudit.googleapis.com%2Factivity -> cloudaudit.googleapis.com/activity."""
+    i = log_name.rfind("/logs/")
+    return unquote(log_name[i + 6 :]) if i != -1 else log_name
+
+
+def payload_text(entry: dict) -> str:
+    """The human text of a LogEntry, whichever payload it has."""
+    text = entry.get("textPayload")
+    if isinstance(text, str):
+        return text
+    jp = entry.get("jsonPayload")
+    if isinstance(jp, dict):
+        for key in ("message", "MESSAGE", "msg", "log"):
+            v = jp.get(key)
+            if isinstance(v, str):
+                return v
+        return orjson.dumps(jp, option=orjson.OPT_SORT_KEYS).decode()
+    pp = entry.get("protoPayload")
+    if isinstance(pp, dict):
+        status = pp.get("status") or {}
+        parts = [pp.get("methodName"), pp.get("resourceName"), status.get("message") if isinstance(status, dict) else None]
+        return " ".join(str(p) for p in parts if p)
+    return "" if text is None else str(text)
+
+
+def record_from_entry(entry: dict) -> Record:
+    """Normalise one raw LogEntry dict (camelCase, as gcloud prints it). Raises KeyError/TypeError on a non-entry."""
+    resource = entry.get("resource") or {}
+    rtype = resource.get("type", "")
+    rl = resource.get("labels") or {}
+    labels = entry.get("labels") or {}
+    lid = log_id(entry.get("logName", ""))
+    rec = Record(
+        id=str(entry["insertId"]),
+        ts=parse_ts(entry.get("timestamp")) or parse_ts(entry.get("receiveTimestamp")),
+        source="container",
+        log=lid,
+        text="",
+        severity=str(entry.get("severity") or "DEFAULT"),
+        namespace=rl.get("namespace_name"),
+        cluster=rl.get("cluster_name"),
+        project=rl.get("project_id"),
+        location=rl.get("location") or rl.get("zone"),
+    )
+    if lid == "events" and isinstance(entry.get("jsonPayload"), dict):
+        _fill_event(rec, entry["jsonPayload"])
+        rec.node = rl.get("node_name") or rec.node
+        return rec
+    rec.text = payload_text(entry)
+    if rtype == "k8s_container":
+        rec.pod = rl.get("pod_name")
+        rec.container = rl.get("container_name")
+        rec.node = labels.get(NODE_LABEL)
+        rec.jobset = labels.get(POD_LABEL) or labels.get(CONTROLLER_NAME_LABEL)
+    elif lid.startswith("serialconsole.googleapis.com"):
+        rec.source = "serial"
+        rec.node = labels.get(NODE_LABEL) or rl.get("instance_id")
+    elif lid.startswith("cloudaudit.googleapis.com"):
+        rec.source = "node"  # GCE system/activity events are about the node's VM
+        pp = entry.get("protoPayload") or {}
+        rec.reason = pp.get("methodName") if isinstance(pp, dict) else None
+        name = str(pp.get("resourceName", "")) if isinstance(pp, dict) else ""
+        rec.node = name.rsplit("/", 1)[-1] if "/instances/" in name else labels.get(NODE_LABEL)
+    elif "cluster-autoscaler" in lid:
+        rec.source = "event"
+    else:
+        rec.source = "node" if rtype in ("k8s_node", "gce_instance") else "container"
+        rec.node = rl.get("node_name") or labels.get(NODE_LABEL)
+        rec.pod = rl.get("pod_name")
+    return rec
+
+
+def _fill_event(rec: Record, ev: dict) -> None:
+    io = ev.get("involvedObject") or {}
+    rec.source = "event"
+    rec.reason = ev.get("reason")
+    rec.kind = io.get("kind")
+    rec.obj = io.get("name")
+    rec.namespace = io.get("namespace") or rec.namespace
+    rec.severity = "WARNING" if ev.get("type") == "Warning" else "INFO"
+    rec.text = f"{ev.get('reason') or ''}: {ev.get('message') or ''}"
+    if rec.kind == "Pod":
+        rec.pod = rec.obj
+    elif rec.kind == "Node":
+        rec.node = rec.obj
+    src = ev.get("source") or {}
+    rec.extra = {"component": src.get("component") or ev.get("reportingComponent"), "type": ev.get("type")}
+
+
+def record_from_event(ev: dict) -> Record:
+    """A core/v1 Event object (from kubectl get events) as a record cited by its metadata.uid."""
+    meta = ev.get("metadata") or {}
+    ts = (
+        parse_ts(ev.get("lastTimestamp"))
+        or parse_ts((ev.get("series") or {}).get("lastObservedTime"))
+        or parse_ts(ev.get("eventTime"))
+        or parse_ts(ev.get("firstTimestamp"))
+        or parse_ts(meta.get("creationTimestamp"))
+    )
+    rec = Record(id=str(meta["uid"]), ts=ts, source="event", log="events", text="")
+    _fill_event(rec, ev)
+    return rec

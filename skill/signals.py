@@ -1,0 +1,83 @@
+"""Signals: catalog matches on records, found with one RE2 set pass per record."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import re2
+
+from .catalog import CLASSES, MILESTONES, SYMPTOMS
+from .catalog.types import Pattern
+from .records import Record
+
+
+@dataclass(slots=True)
+class Signal:
+    """One catalog match: which class, symptom or milestone, on which record, with the named groups."""
+
+    kind: str  # cause | symptom | milestone
+    target: str  # the class, symptom or milestone id
+    pattern: Pattern
+    record: Record
+    groups: dict[str, str]
+
+    @property
+    def weight(self) -> float:
+        return self.pattern.weight
+
+    @property
+    def ts(self) -> int:
+        return self.record.ts
+
+
+def _prepare(regex: str) -> str:
+    # Multi-line payloads (a whole traceback in one entry) must let ^ match at each line.
+    return "(?m)" + regex
+
+
+class Matcher:
+    """Every pattern of the catalog in one RE2 set; individual regexes only run for the groups of a hit."""
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[str, str, Pattern]] = []
+        for cls in CLASSES:
+            self._entries += [("cause", cls.id, p) for p in cls.patterns]
+        for sym in SYMPTOMS:
+            self._entries += [("symptom", sym.id, p) for p in sym.patterns]
+        self._entries += [("milestone", m.id, m.pattern) for m in MILESTONES]
+        self._set = re2.Set.SearchSet()
+        for _, _, p in self._entries:
+            self._set.Add(_prepare(p.regex))
+        self._set.Compile()
+        self._compiled = [re2.compile(_prepare(p.regex)) for _, _, p in self._entries]
+
+    def match(self, rec: Record) -> list[Signal]:
+        hits = self._set.Match(rec.text)
+        if not hits:
+            return []
+        out = []
+        for i in sorted(hits):
+            kind, target, p = self._entries[i]
+            if not p.applies_to(rec.source, rec.container, rec.log, rec.pod):
+                continue
+            m = self._compiled[i].search(rec.text)
+            groups = {k: v for k, v in (m.groupdict() if m else {}).items() if v is not None}
+            if p.check is not None and not p.check(groups, rec.text):
+                continue
+            out.append(Signal(kind, target, p, rec, groups))
+        return out
+
+    def match_all(self, records: Iterable[Record]) -> list[Signal]:
+        return [s for r in records for s in self.match(r)]
+
+
+def pushdown_regex(source: str = "container") -> str:
+    """One RE2 alternation of every pattern that can match a record of this source, for a server-side `=~` term."""
+    seen: dict[str, None] = {}
+    pats = [p for c in CLASSES for p in c.patterns] + [p for s in SYMPTOMS for p in s.patterns]
+    pats += [m.pattern for m in MILESTONES if m.id != "progress"]
+    for p in pats:
+        if source in p.sources:
+            seen.setdefault(p.regex, None)
+    return "(?m)" + "|".join(f"(?:{r})" for r in seen)

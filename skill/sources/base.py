@@ -1,0 +1,47 @@
+"""What every source offers the engine: Kubernetes objects, and log entries selected by Logging filters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """One Cloud Logging read: a filter string, an order and an optional cap on entries."""
+
+    name: str
+    filter: str
+    order: str = "asc"  # "asc" or "desc", as Cloud Logging's orderBy "timestamp asc|desc"
+    limit: int | None = None
+
+
+@dataclass
+class SourceStats:
+    """What a source read and what it could not; the engine copies this into budget and data_gaps."""
+
+    logging_requests: int = 0
+    entries_read: int = 0
+    entries_skipped: int = 0
+    gaps: list[str] = field(default_factory=list)
+    last_ts: int = 0  # newest timestamp seen in any entry read (replay: "now")
+    first_ts: int = 0
+
+    def gap(self, text: str) -> None:
+        if text not in self.gaps:
+            self.gaps.append(text)
+
+
+class Source(Protocol):
+    """A place the evidence comes from: an export folder, or Cloud Logging plus the Kubernetes API."""
+
+    stats: SourceStats
+
+    def objects(self) -> list[dict]:
+        """Kubernetes objects (Pods, Events, JobSets, Nodes ...) as plain JSON dicts."""
+        ...
+
+    def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
+        """Raw LogEntry dicts (camelCase) matching each query, tagged with the query."""
+        ...

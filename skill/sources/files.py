@@ -1,0 +1,163 @@
+"""Streaming readers for export files: JSON arrays, single JSON documents and JSON Lines, recognised by content."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+CHUNK = 1 << 20
+SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+@dataclass
+class FileReport:
+    """What reading one file found wrong; nothing read is dropped without a line here."""
+
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    skipped: int = 0  # entries (or lines) that could not be read
+    replaced_bytes: bool = False
+
+
+def list_files(folder: Path) -> list[Path]:
+    """The export files of a folder, in a stable order; other files (notes, expected.yaml) are ignored."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def iter_documents(path: Path, report: FileReport) -> Iterator[object]:
+    """Every top-level JSON value of a file: elements of an array, the one document, or each JSON line."""
+    with open(path, "rb") as fb:
+        head = fb.read(4096)
+    if b"\xef\xbb\xbf" == head[:3]:
+        head = head[3:]
+    first = head.lstrip()[:1]
+    if not first:
+        report.problems.append(f"{path.name}: empty file")
+        return
+    if first == b"[":
+        yield from _iter_array(path, report)
+    else:
+        yield from _iter_doc_or_lines(path, report)
+
+
+def _open_text(path: Path, report: FileReport):
+    # Bytes that are not UTF-8 are replaced, and the report says so, rather than failing the file.
+    def errors_seen(err: UnicodeDecodeError):
+        report.replaced_bytes = True
+        return ("\ufffd", err.end)
+
+    import codecs
+
+    name = f"pw-replace-{id(report)}"
+    codecs.register_error(name, errors_seen)
+    return open(path, encoding="utf-8-sig", errors=name)
+
+
+def _iter_array(path: Path, report: FileReport) -> Iterator[object]:
+    dec = json.JSONDecoder()
+    count = 0
+    with _open_text(path, report) as f:
+        buf, pos, eof = f.read(CHUNK), 0, False
+
+        def more() -> bool:
+            nonlocal buf, pos, eof
+            if eof:
+                return False
+            chunk = f.read(CHUNK)
+            if not chunk:
+                eof = True
+                return False
+            buf, pos = buf[pos:] + chunk, 0
+            return True
+
+        pos = _skip_ws(buf, pos)
+        pos += 1  # the '['
+        while True:
+            pos = _skip_ws(buf, pos)
+            while pos >= len(buf):
+                if not more():
+                    report.problems.append(f"{path.name}: JSON array not closed after {count} entries (file truncated?)")
+                    return
+                pos = _skip_ws(buf, pos)
+            ch = buf[pos]
+            if ch == "]":
+                return
+            if ch == ",":
+                pos += 1
+                continue
+            try:
+                obj, end = dec.raw_decode(buf, pos)
+            except json.JSONDecodeError as err:
+                if more():
+                    continue
+                resync = _resync(buf, pos + 1)
+                report.skipped += 1
+                if resync == -1:
+                    report.problems.append(
+                        f"{path.name}: entry {count + 1} is cut off or not JSON ({err.msg}); the file ends there"
+                    )
+                    return
+                report.problems.append(f"{path.name}: entry {count + 1} is not valid JSON ({err.msg}); skipped it")
+                pos = resync
+                continue
+            count += 1
+            yield obj
+            pos = end
+            if pos > CHUNK:
+                buf, pos = buf[pos:], 0
+
+
+def _skip_ws(buf: str, pos: int) -> int:
+    n = len(buf)
+    while pos < n and buf[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _resync(buf: str, pos: int) -> int:
+    """The start of the next array element after a broken one (an object opening a line), or -1."""
+    i = buf.find("\n  {", pos)
+    if i == -1:
+        i = buf.find("\n{", pos)
+    return -1 if i == -1 else i + 1
+
+
+def _iter_doc_or_lines(path: Path, report: FileReport) -> Iterator[object]:
+    with _open_text(path, report) as f:
+        first_line = f.readline()
+        rest_first = f.readline()
+    single_line_doc = _loads(first_line) is not None and rest_first.strip()[:1] in ("{", "")
+    if path.suffix.lower() in (".jsonl", ".ndjson") or single_line_doc:
+        yield from _iter_lines(path, report)
+        return
+    with _open_text(path, report) as f:
+        text = f.read()
+    try:
+        yield orjson.loads(text)
+    except orjson.JSONDecodeError as err:
+        report.skipped += 1
+        report.problems.append(f"{path.name}: not valid JSON ({err.args[0] if err.args else err}); file skipped")
+
+
+def _iter_lines(path: Path, report: FileReport) -> Iterator[object]:
+    with _open_text(path, report) as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            obj = _loads(line)
+            if obj is None:
+                report.skipped += 1
+                report.problems.append(f"{path.name}:{lineno}: line is not valid JSON; skipped it")
+                continue
+            yield obj
+
+
+def _loads(text: str) -> object | None:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None

@@ -1,0 +1,27 @@
+"""The diagnose tool: the whole diagnosis of one workload, as the JSON contract."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from skill.api import diagnose_replay
+from skill.errors import InputError
+
+from .inputs import WorkloadInput
+
+
+class DiagnoseInput(WorkloadInput):
+    at: str | None = Field(None, description="Judge stalls as of this RFC 3339 time instead of the end of the data.")
+
+
+def diagnose(p: DiagnoseInput) -> dict:
+    """Diagnose why a Pathways (JAX on TPU) JobSet on GKE failed, crashed or stalled. Run this first.
+
+    Returns the pathways-workload.diagnosis/v1 document: failure_class (taxonomy id), status, confidence,
+    root_cause with the pods/nodes it lives on, evidence cited by id (LogEntry insertId or object uid), a timeline,
+    fixes with commands and risk labels, data_gaps (what could not be checked) and budget. Read-only.
+    Give `replay` (an export folder), or project+location+cluster+jobset for a live workload.
+    """
+    if p.replay:
+        return diagnose_replay(p.replay, jobset=p.jobset, at=p.at or p.end).to_json_dict()
+    raise InputError("live diagnosis needs project, location, cluster and jobset (or give replay=FOLDER)")
