@@ -41,7 +41,6 @@ WORKLOAD_DEFAULTS: dict[str, Any] = {
     "worker_rm_address": None,
     "backend_target": None,
     "queue": "multislice-queue",
-    "gke_version": "1.33.5-gke.1162000",
 }
 
 SOURCE_DEFAULTS: dict[str, Any] = {
