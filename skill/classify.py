@@ -162,8 +162,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             confidence *= 0.85
             notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
     elif failure_syms:
-        root = Hypo("unknown_failure", 0.5, sorted(failure_syms, key=lambda s: s.ts), min(s.ts for s in failure_syms),
-                    failure_syms[0].record.text[:160])
+        located = _first_fatal(symptoms) or sorted(failure_syms, key=lambda s: s.ts)
+        root = Hypo("unknown_failure", 0.5, located, located[0].ts, located[-1].record.text[:160])
         confidence = 0.5
     else:
         root = Hypo("no_failure_detected", 0.9 if model.progress else 0.6, [], 0)
@@ -173,6 +173,18 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
                             h.first_ts, h.detail) for h in others]
     status = status_of(model, symptoms, root.failure_class)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)
+
+
+def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
+    """The earliest fatal (glog F) line and the error lines its process printed just before it."""
+    errors = [s for s in symptoms if s.target == "error_line" and s.record.source == "container"]
+    fatal = sorted((s for s in errors if s.record.text[:1] == "F" and s.record.text[1:5].isdigit()), key=lambda s: s.ts)
+    if not fatal:
+        return []
+    f = fatal[0]
+    lead = sorted({s.record.id: s for s in errors if s.record.pod == f.record.pod and s.record.text[:1] == "E"
+                   and f.ts - 60 * NS <= s.ts <= f.ts}.values(), key=lambda s: s.ts)
+    return lead[-3:] + [f]
 
 
 def _explained(h: Hypo, cands: list[Hypo]) -> bool:

@@ -15,6 +15,7 @@ from .records import Record, parse_ts, record_from_entry, record_from_event
 from .signals import Matcher, Signal
 from .sources.base import LogQuery, Source
 
+NS = 1_000_000_000
 _MATCHER: Matcher | None = None
 
 
@@ -76,8 +77,19 @@ class Collector:
         self.causes: list[Signal] = []
         self.symptoms: list[Signal] = []
         self._seen: set[str] = set()
-        self._events: dict[tuple, list[int]] = {}
+        self._object_events: dict[tuple, list[tuple[int, int]]] = {}
         self.m = matcher()
+
+    def index_object_events(self, objects: list[dict]) -> None:
+        """Events also exported with kubectl are cited by their uid; their copies in the events log are skipped."""
+        for obj in objects:
+            if obj.get("kind") == "Event":
+                rec = record_from_event(obj)
+                first = parse_ts(obj.get("firstTimestamp")) or rec.ts
+                self._object_events.setdefault((rec.obj, rec.text), []).append((first, rec.ts))
+
+    def _known_object_event(self, rec: Record) -> bool:
+        return any(a - NS <= rec.ts <= b + NS for a, b in self._object_events.get((rec.obj, rec.text), ()))
 
     def take_entries(self, pairs: Iterable[tuple[LogQuery, dict]]) -> None:
         for _q, entry in pairs:
@@ -91,8 +103,8 @@ class Collector:
                 self.source.stats.entries_skipped += 1
                 self.source.stats.gap(f"entry {key!r}: not a usable LogEntry; skipped it")
                 continue
-            if rec.source == "event":
-                self._events.setdefault((rec.obj, rec.text), []).append(rec.ts)
+            if rec.source == "event" and self._known_object_event(rec):
+                continue
             self.take(rec)
 
     def take_objects(self, objects: list[dict]) -> None:
@@ -102,12 +114,7 @@ class Collector:
                 io = obj.get("involvedObject") or {}
                 if io.get("kind") == "Node" and io.get("name") not in self.model.nodes:
                     continue
-                rec = record_from_event(obj)
-                first = _ts(obj.get("firstTimestamp")) or rec.ts
-                seen = self._events.get((rec.obj, rec.text), [])
-                if any(first - 1_000_000_000 <= t <= rec.ts + 1_000_000_000 for t in seen):
-                    continue  # the same event was already read from the events log
-                self.take(rec)
+                self.take(record_from_event(obj))
             elif kind == "Pod":
                 for rec in pod_records(obj):
                     self.take(rec)
@@ -129,8 +136,6 @@ class Collector:
                 self.symptoms.append(sig)
 
 
-def _ts(value: object) -> int:
-    return parse_ts(value)
 
 
 def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
@@ -155,6 +160,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     mine = [o for o in objects if _belongs(o, scope.jobset)]
     model.add_objects(mine)
     col = Collector(model, source)
+    col.index_object_events([o for o in mine if o.get("kind") == "Event"])
     q1 = workload_queries(scope)
     col.take_entries(source.read(q1))
     nodes = sorted(model.nodes)

@@ -21,6 +21,11 @@ MAX_ENTITIES = 12
 # Classes whose cause sits on many pods at once (every pending worker), not on one host.
 SPREAD = {"tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked",
           "image_pull_failure", "jobset_rejected"}
+# Classes whose cause is in the program or the JobSet's spec, so the JobSet itself is implicated.
+JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selector_mismatch", "ifrt_version_mismatch",
+                "tpu_capacity_unavailable", "tpu_quota_exceeded", "kueue_admission_blocked", "jobset_rejected",
+                "slices_not_ready", "workload_stalled", "unknown_failure", "proxy_backend_not_registered"}
+_MIG = re.compile(r"instanceGroups/(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp")
 _BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
@@ -50,9 +55,7 @@ def entities(model: Workload, root: Hypo) -> list[Entity]:
             name = _entity_name(kind, s, r, node, model)
             if name:
                 out.setdefault((kind, name), None)
-    if root.failure_class in ABSENCE_CLASSES and model.jobset:
-        out.setdefault(("JobSet", model.jobset), None)
-    if root.failure_class == "unknown_failure" and model.jobset:
+    if root.failure_class in JOBSET_LEVEL and model.jobset:
         out.setdefault(("JobSet", model.jobset), None)
     return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]
 
@@ -75,9 +78,23 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
         return f"gs://{m.group(1).split('/')[0]}" if m else None
     if kind == "JobSet":
         return model.jobset
+    if kind == "NodePool":
+        m = _MIG.search(r.text)
+        mig = m.group(1) if m else None
+        if mig and model.cluster and mig.startswith(f"gke-{model.cluster}-"):
+            return mig[len(f"gke-{model.cluster}-"):]
+        return None
     if kind == "Workload":
         return r.obj if r.kind == "Workload" else None
     return None
+
+
+def _diverse(signals: list[Signal]) -> list[Signal]:
+    """The earliest signal of each distinct signature, strongest signatures first: proof of every kind, not 6 alike."""
+    firsts: dict[str, Signal] = {}
+    for s in sorted(signals, key=lambda s: s.ts):
+        firsts.setdefault(s.pattern.regex, s)
+    return sorted(firsts.values(), key=lambda s: (-s.weight, s.ts))
 
 
 def _evidence_item(r: Record) -> Evidence:
@@ -108,8 +125,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     location = model.location or "<location>"
     detail = root.detail or (excerpt(first.text)[:160] if first else "")
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
-    worker_job = next((p.name.split("-worker-")[0].rsplit("-", 1)[-1] + "-worker" if "-pathways-worker-" in p.name
-                       else "worker" for p in model.workers), "worker")
+    worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     return {
         "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
         "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
@@ -182,7 +198,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     ents = entities(m, v.root)
     ctx = context(m, v.root, ents)
     evidence: dict[str, Evidence] = {}
-    for s in _primary(v.root)[:MAX_ROOT_EVIDENCE] + v.root.strong_signals[:MAX_ROOT_EVIDENCE]:
+    for s in _diverse(_primary(v.root)) + _diverse(v.root.strong_signals):
         evidence.setdefault(s.record.id, _evidence_item(s.record))
         if len(evidence) >= MAX_ROOT_EVIDENCE:
             break

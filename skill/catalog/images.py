@@ -5,6 +5,11 @@ from __future__ import annotations
 from .types import FailureClass, Fix, Pattern
 
 
+def _not_backend_probe(groups: dict[str, str], text: str) -> bool:
+    """JAX on the CPU head tries the 'tpu' backend first and warns; with the proxy backend that is expected."""
+    return "Unable to initialize backend 'tpu'" not in text
+
+
 def _not_cancelled(groups: dict[str, str], text: str) -> bool:
     return "CANCELLED" not in text and "failed to agree on the protocol version" not in text
 
@@ -68,9 +73,9 @@ LIBTPU_MISMATCH = FailureClass(
     id="libtpu_mismatch", title="libtpu / jaxlib / PJRT plugin incompatible or missing", phase="start",
     component="libtpu / PJRT plugin",
     patterns=(
-        Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",)),
+        Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), check=_not_backend_probe),
         Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",)),
-        Pattern(r"cloud_tpu_init failed", 0.9, ("container",)),
+        Pattern(r"cloud_tpu_init failed", 0.9, ("container",), check=_not_backend_probe),
         Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",)),
     ),
     explanation="The TPU runtime on {{ pod }} could not load a compatible libtpu/PJRT plugin ({{ detail }}): the libtpu, jaxlib and plugin versions do not fit together.",
