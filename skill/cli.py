@@ -1,0 +1,105 @@
+"""The pathways-workload command line: the composition root. Commands stay thin and call into skill/ and tools/."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+from .errors import PathwaysWorkloadError
+
+EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _add_workload(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--replay", metavar="DIR", help="an exported incident folder (gcloud/kubectl JSON files)")
+    p.add_argument("--jobset", help="the JobSet to diagnose (inferred when the data holds only one)")
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from .api import diagnose_replay
+    from .report import render_markdown
+
+    if not args.replay:
+        raise PathwaysWorkloadError("diagnose needs --replay DIR (live mode: --project/--location/--cluster/--jobset)")
+    d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
+    fmt = args.format or ("markdown" if sys.stdout.isatty() else "json")
+    if fmt == "json":
+        print(json.dumps(d.to_json_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render_markdown(d), end="")
+    return EXIT_OK
+
+
+def _tool_command(name: str):
+    def run(args: argparse.Namespace) -> int:
+        from tools.registry import registry
+
+        tool = registry()[name]
+        fields = tool.input.model_fields
+        payload = {k: v for k, v in vars(args).items() if k in fields and v is not None}
+        result = tool.call(payload)
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return EXIT_USAGE if "error" in result else EXIT_OK
+
+    return run
+
+
+def _add_tool_parsers(sub) -> None:
+    from tools.registry import registry
+
+    for name, tool in registry().items():
+        if name == "diagnose":
+            continue
+        p = sub.add_parser(name.replace("_", "-"), help=tool.description.splitlines()[0])
+        for field, info in tool.input.model_fields.items():
+            flag = "--" + field.replace("_", "-")
+            if info.annotation is bool:
+                p.add_argument(flag, dest=field, action="store_true", default=None, help=info.description)
+            elif info.annotation is int:
+                p.add_argument(flag, dest=field, type=int, help=info.description)
+            else:
+                p.add_argument(flag, dest=field, required=info.is_required(), help=info.description)
+        p.set_defaults(func=_tool_command(name))
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="pathways-workload",
+                                 description="Find out why a Pathways-on-Cloud workload on GKE failed, and how to fix it.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("diagnose", help="diagnose one JobSet: class, root cause, evidence, fix")
+    _add_workload(d)
+    d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
+    d.add_argument("--format", choices=("json", "markdown"), help="default: markdown on a terminal, json otherwise")
+    d.set_defaults(func=cmd_diagnose)
+    _add_tool_parsers(sub)
+    try:
+        from evals.cli import register
+    except ImportError:  # the harness is optional at run time; the rest of the CLI works without it
+        register = None
+    if register is not None:
+        register(sub)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PathwaysWorkloadError as err:
+        print(f"pathways-workload: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # noqa: BLE001 - a bug must still end in one line; PATHWAYS_WORKLOAD_DEBUG=1 shows it
+        if os.environ.get("PATHWAYS_WORKLOAD_DEBUG"):
+            traceback.print_exc()
+        print(f"pathways-workload: internal error: {type(err).__name__}: {err} "
+              "(set PATHWAYS_WORKLOAD_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
