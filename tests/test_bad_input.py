@@ -1,0 +1,123 @@
+"""Bad input: a one-line error naming the file, or a diagnosis whose data_gaps say what was skipped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from skill.api import diagnose_replay
+from skill.cli import main
+from skill.errors import InputError
+
+from conftest import FIXTURES
+
+CASE = FIXTURES / "case-001"
+
+
+def _copy(tmp_path):
+    dst = tmp_path / "case"
+    shutil.copytree(CASE, dst)
+    return dst
+
+
+def _entries():
+    return json.loads((CASE / "logs.json").read_text())
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda d: None, "no such folder"),
+    (lambda d: d.mkdir(), "no *.json"),
+    (lambda d: (d.mkdir(), (d / "notes.txt").write_text("hi")), "no *.json"),
+    (lambda d: (d.mkdir(), (d / "logs.json").write_text("[]")), "no usable"),
+    (lambda d: (d.mkdir(), (d / "logs.json").write_text("{not json")), "not valid JSON"),
+    (lambda d: (d.mkdir(), (d / "x.json").write_text('{"hello": 1}')), "neither a LogEntry"),
+])
+def test_unusable_input_is_one_clean_error(tmp_path, setup, message, capsys):
+    folder = tmp_path / "in"
+    setup(folder)
+    with pytest.raises(InputError) as err:
+        diagnose_replay(folder)
+    assert message in str(err.value)
+    assert main(["diagnose", "--replay", str(folder)]) == 2
+    out = capsys.readouterr()
+    assert out.err.count("\n") == 1 and "Traceback" not in out.err and message in out.err
+
+
+def test_a_file_that_is_not_a_folder(tmp_path):
+    f = tmp_path / "logs.json"
+    f.write_text("[]")
+    with pytest.raises(InputError, match="not a folder"):
+        diagnose_replay(f)
+
+
+def test_truncated_array_keeps_what_was_read(tmp_path):
+    d = _copy(tmp_path)
+    text = (d / "logs.json").read_text()
+    (d / "logs.json").write_text(text[: len(text) - 300])
+    diag = diagnose_replay(d)
+    assert any("logs.json" in g and ("cut off" in g or "not closed" in g) for g in diag.data_gaps)
+    assert diag.failure_class == "tpu_hardware_failure"
+
+
+def test_corrupt_line_in_json_lines_is_skipped_and_counted(tmp_path):
+    d = _copy(tmp_path)
+    entries = _entries()
+    lines = [json.dumps(e) for e in entries]
+    lines.insert(len(lines) // 2, '{"insertId": "broken", "textPay')
+    (d / "logs.json").unlink()
+    (d / "logs.jsonl").write_text("\n".join(lines) + "\n")
+    diag = diagnose_replay(d)
+    assert any("logs.jsonl:" in g and "skipped" in g for g in diag.data_gaps)
+    assert diag.budget.entries_read == len(entries) and diag.budget.entries_skipped == 1
+    assert diag.failure_class == "tpu_hardware_failure"
+
+
+def test_entries_missing_fields_are_listed_not_fatal(tmp_path):
+    d = _copy(tmp_path)
+    entries = _entries()
+    entries[0].pop("insertId")
+    entries[1].pop("timestamp")
+    entries[1].pop("receiveTimestamp", None)
+    entries.append({"hello": "world"})
+    (d / "logs.json").write_text(json.dumps(entries))
+    diag = diagnose_replay(d)
+    gaps = " | ".join(diag.data_gaps)
+    assert "without insertId" in gaps and "no usable timestamp" in gaps and "not a LogEntry" in gaps
+    assert diag.budget.entries_read + diag.budget.entries_skipped == len(entries)
+
+
+def test_mixed_timestamp_offsets_order_correctly(tmp_path):
+    d = _copy(tmp_path)
+    entries = _entries()
+    for e in entries[::2]:  # same instants, written with a +02:00 offset
+        ts = e["timestamp"]
+        hh = int(ts[11:13]) + 2
+        e["timestamp"] = f"{ts[:11]}{hh:02d}{ts[13:-1]}+02:00" if hh < 24 else ts
+    (d / "logs.json").write_text(json.dumps(entries))
+    assert diagnose_replay(d).failure_class == "tpu_hardware_failure"
+
+
+def test_non_utf8_bytes_are_replaced_and_reported(tmp_path):
+    d = _copy(tmp_path)
+    raw = (d / "logs.json").read_bytes()
+    i = raw.index(b"FATAL ERROR")
+    (d / "logs.json").write_bytes(raw[:i] + b"\xff\xfe" + raw[i:])
+    diag = diagnose_replay(d)
+    assert any("not UTF-8" in g for g in diag.data_gaps)
+
+
+def test_several_jobsets_need_a_choice(tmp_path):
+    d = tmp_path / "two"
+    d.mkdir()
+    for name, case in (("a", "case-001"), ("b", "case-004")):
+        (d / f"{name}.json").write_text((FIXTURES / case / "logs.json").read_text())
+    with pytest.raises(InputError, match="several JobSets"):
+        diagnose_replay(d)
+    assert diagnose_replay(d, jobset="lm8b-pt-r14").failure_class == "tpu_hardware_failure"
+
+
+def test_bad_at_time(tmp_path):
+    with pytest.raises(InputError, match="--at"):
+        diagnose_replay(CASE, at="yesterday")

@@ -1,0 +1,89 @@
+"""The catalog: ids match the taxonomy, and each rule fires on a small literal (and not on its look-alike)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from skill.catalog import CLASSES
+from skill.records import Record
+from skill.signals import Matcher
+
+from conftest import ROOT
+
+TAXONOMY = ROOT.parent / "shared" / "taxonomy.md"
+M = Matcher()
+
+
+def causes(text: str, source: str = "container", container: str | None = "pathways-worker", pod: str = "js-worker-0-0-abcde",
+           log: str = "stderr") -> set[str]:
+    rec = Record(id="x", ts=1, source=source, log=log, text=text, pod=pod, container=container)
+    return {s.target for s in M.match(rec) if s.kind == "cause" and s.weight >= 0.5}
+
+
+def test_ids_are_unique_and_match_the_taxonomy():
+    ids = [c.id for c in CLASSES]
+    assert len(ids) == len(set(ids))
+    if TAXONOMY.exists():
+        assert set(ids) == set(re.findall(r"^\| `([a-z_]+)` \|", TAXONOMY.read_text(), re.M))
+
+
+W, U, H = "pathways-worker", "jax-tpu", "js-pathways-head-0-0-abcde"
+
+LITERALS = [
+    ("RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm.", "container", U, "hbm_oom"),
+    ("ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not possible.", "container", U, "hbm_oom"),
+    ("container pathways-proxy terminated: reason=OOMKilled exitCode=137 restartCount=1", "object", None, "host_oom"),
+    ("OOMKilling: Memory cgroup out of memory: Killed process 4127 (proxy_server) total-vm:1kB", "event", None, "host_oom"),
+    ('Failed: Failed to pull image "us-docker.pkg.dev/x/server:jax-9.9": not found', "event", None, "image_pull_failure"),
+    ("container pathways-rm waiting: reason=ImagePullBackOff", "object", None, "image_pull_failure"),
+    ("TriggeredScaleUp: x scale.up.error.out.of.resources y", "event", None, "tpu_capacity_unavailable"),
+    ("FailedScaleUp: Node scale up failed: ZONE_RESOURCE_POOL_EXHAUSTED", "event", None, "tpu_capacity_unavailable"),
+    ("FailedScheduling: 0/8 nodes are available: 8 node(s) didn't match Pod's node affinity/selector.", "event", None, "node_selector_mismatch"),
+    ("E1120 synchronous_driver.cc:820] [/dev/vfio/2 TPU1] !!!! FATAL ERROR !!!!", "container", W, "tpu_hardware_failure"),
+    ("INTERNAL: Accelerator device halted prematurely ... observed errors are: [Hardware]", "container", W, "tpu_hardware_failure"),
+    ("projects/p/zones/z/instances/gke-n compute.instances.preempted", "node", None, "spot_preemption"),
+    ("RuntimeError: Unable to initialize backend 'proxy': UNAVAILABLE: Unable to establish connection to ifrt_proxy server, please check provided address 'x:29000'; detailed error: DNS resolution failed", "container", U, "proxy_unreachable"),
+    ("IFRT Proxy client and server failed to agree on the protocol version; supported versions: client = [1, 1], server = [3, 14]", "container", U, "ifrt_version_mismatch"),
+    ("sa@p.iam.gserviceaccount.com does not have storage.objects.create access to the Google Cloud Storage object.", "container", W, "gcs_permission_denied"),
+    ("KeyError: 'input_ids'", "container", U, "user_code_error"),
+    ("RuntimeError: Unable to initialize backend 'proxy': Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu'].", "container", U, "proxy_backend_not_registered"),
+    ("open(/dev/vfio/0): Device or resource busy", "container", W, "tpu_device_busy"),
+    ("Megascale detects a hang that is likely caused by inconsistent TPU programs.", "container", W, "megascale_hang"),
+    ("ElasticRuntimeError: Elastic attempt 3 failed.", "container", U, "elastic_recovery_exhausted"),
+    ("Permanent error, with a last message of The specified bucket does not exist.; Error while initializing persistent cache storage gcs", "container", "pathways-rm", "gcs_scratch_misconfigured"),
+    ("INTERNAL: Mosaic failed to compile TPU kernel: Unsupported matmul RHS type on target", "container", U, "xla_compile_error"),
+    ("KernelOops: BUG: unable to handle kernel NULL pointer dereference at 0000", "event", None, "node_kernel_error"),
+    ("Node gke-x status is now: NodeNotReady", "event", None, "node_lost"),
+    ("projects/p/zones/z/instances/gke-n compute.instances.terminateOnHostMaintenance", "node", None, "host_maintenance"),
+    ("couldn't assign flavors to pod set slice-job: insufficient unused quota for google.com/tpu in flavor 2xv4-8, 4 more needed", "event", None, "kueue_admission_blocked"),
+    ("FailedScaleUp: GCE_QUOTA_EXCEEDED: Quota 'TPU_V5E' exceeded. Limit: 8 in region us-east5.", "event", None, "tpu_quota_exceeded"),
+    ('failed calling webhook "mjobset.kb.io": no endpoints available for service "jobset-webhook-service"', "event", None, "jobset_rejected"),
+    ("Python version mismatch: sidecar image matches Python version 3.12, but the user environment is running Python 3.11.", "container", U, "colocated_python_failure"),
+    ("Failed to open libtpu.so: libtpu.so: cannot open shared object file", "container", W, "libtpu_mismatch"),
+    ("RuntimeError: TPU initialization failed: TPU_RET_CHECK failure", "container", W, "tpu_init_failure"),
+    ("Connection to IFRT proxy server was terminated: FAILED_PRECONDITION: GrpcClientSession: writes no longer allowed.", "container", U, "proxy_connection_lost"),
+]
+
+
+@pytest.mark.parametrize("text, source, container, expected", LITERALS, ids=[x[3] + "-" + str(i) for i, x in enumerate(LITERALS)])
+def test_rule_fires_on_literal(text, source, container, expected):
+    assert expected in causes(text, source, container)
+
+
+@pytest.mark.parametrize("text, source, container, not_expected", [
+    ("WARNING:jax._src.xla_bridge:Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so", "container", U, "libtpu_mismatch"),
+    ("INFO:jax._src.cache_key:get (_hash_accelerator_config): unable to hash accelerator config, falling back: UNIMPLEMENTED: GetTopologyForDevices is not supported for the IFRT proxy client.", "container", U, "user_code_error"),
+    ("FailedScheduling: 0/10 nodes are available: 2 Insufficient google.com/tpu, 8 node(s) didn't match Pod's node affinity/selector.", "event", None, "node_selector_mismatch"),
+    ("Unable to initialize backend 'proxy': UNAVAILABLE: Unable to establish connection to ifrt_proxy server; detailed error: Connection to IFRT proxy server was terminated: CANCELLED: Cancelled", "container", U, "proxy_unreachable"),
+    ("jax.errors.JaxRuntimeError: INTERNAL: something", "container", U, "user_code_error"),
+    ("KeyError: 'input_ids'", "container", W, "user_code_error"),  # a worker's own lines are not the user's program
+])
+def test_lookalike_does_not_fire(text, source, container, not_expected):
+    assert not_expected not in causes(text, source, container)
+
+
+def test_head_only_rule_ignores_workers():
+    assert "head_pod_evicted" in causes("Evicted: The node was low on resource: memory.", "event", None, pod=H)
+    assert "head_pod_evicted" not in causes("Evicted: The node was low on resource: memory.", "event", None)

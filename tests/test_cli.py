@@ -1,0 +1,49 @@
+"""The command line: exit codes, formats and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from skill.cli import main
+
+from conftest import FIXTURES
+
+CASE = str(FIXTURES / "case-004")
+
+
+def test_diagnose_json(capsys):
+    assert main(["diagnose", "--replay", CASE, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["failure_class"] == "host_oom" and doc["schema"] == "pathways-workload.diagnosis/v1"
+
+
+def test_diagnose_markdown(capsys):
+    assert main(["diagnose", "--replay", CASE, "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("# host_oom")
+
+
+def test_healthy_run_exits_zero(capsys):
+    assert main(["diagnose", "--replay", str(FIXTURES / "case-015"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "healthy"
+
+
+def test_query_logs_and_bad_filter(capsys):
+    assert main(["query-logs", "--replay", CASE, "--filter", 'textPayload:"OOM"', "--limit", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["returned"] <= 1 and out["matched"] >= out["returned"]
+    assert main(["query-logs", "--replay", CASE, "--filter", "a=("]) == 2
+    assert "invalid filter" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_list_events(capsys):
+    assert main(["list-events", "--replay", CASE, "--warnings-only"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["events"] and all(e["type"] == "Warning" for e in out["events"])
+
+
+def test_console_script_without_traceback(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--replay", str(tmp_path / "missing")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "no such folder" in r.stderr and "Traceback" not in r.stderr
