@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader (e.g. `| head`) went away: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as err:  # noqa: BLE001 - a bug must still end in one line; PATHWAYS_WORKLOAD_DEBUG=1 shows it
         if os.environ.get("PATHWAYS_WORKLOAD_DEBUG"):
             traceback.print_exc()
