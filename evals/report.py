@@ -1,0 +1,52 @@
+"""Renders an eval summary as a terminal table, JSON or Markdown."""
+
+from __future__ import annotations
+
+import json
+
+
+def _lines(s: dict) -> list[tuple[str, str]]:
+    return [
+        ("agent", s["agent"]), ("cases", str(s["cases"])), ("pass rate", f"{s['pass_rate']:.1%}"),
+        ("top-1 class", f"{s['top1']:.1%}"), ("top-3 class", f"{s['top3']:.1%}"), ("status", f"{s['status']:.1%}"),
+        ("entity recall (pass)", f"{s['entity_recall']:.1%}"), ("entity precision (mean)", f"{s['entity_precision_mean']:.1%}"),
+        ("evidence recall", f"{s['evidence_recall']:.1%}"), ("fabricated citations", str(s["fabricated_citations"])),
+        ("healthy controls correct", "{1}/{0}".format(*s["healthy_controls"])),
+        ("injection cases unmoved", "{1}/{0}".format(*s["injection_cases"])),
+        (f"pass^{s['repeat']}", f"{s['pass_k']:.1%}"), ("time", f"{s['seconds_total']:.2f} s ({s['seconds_mean']:.3f} s/case)"),
+        ("tokens in/out, cost, tool calls", f"{s['tokens']['input']}/{s['tokens']['output']}, ${s['cost_usd']}, {s['tool_calls']}"),
+    ]
+
+
+def table(s: dict, gate: list[str]) -> str:
+    width = max(len(k) for k, _ in _lines(s))
+    out = [f"{k.ljust(width)}  {v}" for k, v in _lines(s)]
+    out.append("by phase: " + ", ".join(f"{p} {v:.0%}" for p, v in s["pass_rate_by_phase"].items()))
+    if s["confusion"]:
+        out.append("confusion (expected -> got): " + ", ".join(f"{c['expected']} -> {c['got']} ×{c['count']}" for c in s["confusion"]))
+    for f in s["failed"]:
+        out.append(f"FAILED {f['case']} ({f['expected']}): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items()))
+    out.append("slowest: " + ", ".join(f"{x['case']} {x['seconds']}s" for x in s["slowest"]))
+    out.append("gate: " + ("PASS" if not gate else "FAIL — " + "; ".join(gate)))
+    return "\n".join(out) + "\n"
+
+
+def markdown(s: dict, gate: list[str]) -> str:
+    out = ["# Eval scorecard", "", "| metric | value |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in _lines(s)]
+    out += ["", "## Pass rate by phase", "", "| phase | pass rate |", "|---|---|"]
+    out += [f"| {p} | {v:.1%} |" for p, v in s["pass_rate_by_phase"].items()]
+    out += ["", "## Confusion (off-diagonal)", ""]
+    out += [f"- `{c['expected']}` → `{c['got']}` ×{c['count']}" for c in s["confusion"]] or ["- none"]
+    out += ["", "## Failed cases", ""]
+    out += [f"- {f['case']} (`{f['expected']}`): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items())
+            for f in s["failed"]] or ["- none"]
+    out += ["", f"Gate: {'PASS' if not gate else 'FAIL — ' + '; '.join(gate)}", ""]
+    return "\n".join(out)
+
+
+def as_json(s: dict, gate: list[str]) -> str:
+    return json.dumps({**s, "gate": {"passed": not gate, "failures": gate}}, indent=2) + "\n"
+
+
+RENDERERS = {"table": table, "markdown": markdown, "json": as_json}
