@@ -33,6 +33,34 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from tools.mcp_server import main as serve
+
+    return serve()
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_BASE_URL"):
+        print("pathways-workload: ask needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy); "
+              "run `pathways-workload diagnose` for the deterministic diagnosis", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.replay:
+        raise PathwaysWorkloadError("ask needs --replay DIR (live mode: --project/--location/--cluster/--jobset)")
+    from .ask import ask
+
+    r = ask(args.question, replay=args.replay, jobset=args.jobset, model=args.model, max_steps=args.max_steps,
+            max_tokens=args.max_tokens, deadline_s=args.deadline)
+    if args.format == "json" or (args.format is None and not sys.stdout.isatty()):
+        print(json.dumps(r.to_json_dict(), indent=2, ensure_ascii=False))
+    else:
+        cost = "unknown price" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+        print(r.answer)
+        print(f"\n[{r.model}: {r.steps} steps, {len(r.tool_calls)} tool calls, {r.input_tokens} in / "
+              f"{r.output_tokens} out tokens, {cost}, {r.seconds:.1f}s"
+              + (f"; fell back to the deterministic diagnosis: {r.fallback}" if r.fallback else "") + "]")
+    return EXIT_OK
+
+
 def _tool_command(name: str):
     def run(args: argparse.Namespace) -> int:
         from tools.registry import registry
@@ -75,6 +103,17 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("json", "markdown"), help="default: markdown on a terminal, json otherwise")
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)
+    m = sub.add_parser("mcp", help="run the MCP server (stdio) exposing every tool")
+    m.set_defaults(func=cmd_mcp)
+    a = sub.add_parser("ask", help="ask a question; a Claude model answers with the tools, from the diagnosis")
+    a.add_argument("question")
+    _add_workload(a)
+    a.add_argument("--model", help="Claude model id (default: $PATHWAYS_WORKLOAD_MODEL or claude-sonnet-4-5)")
+    a.add_argument("--max-steps", type=int, default=8, help="at most this many model turns (default 8)")
+    a.add_argument("--max-tokens", type=int, default=4096, help="max output tokens per model turn (default 4096)")
+    a.add_argument("--deadline", type=float, default=300.0, help="wall-time budget in seconds (default 300)")
+    a.add_argument("--format", choices=("json", "text"), help="default: text on a terminal, json otherwise")
+    a.set_defaults(func=cmd_ask)
     try:
         from evals.cli import register
     except ImportError:  # the harness is optional at run time; the rest of the CLI works without it

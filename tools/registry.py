@@ -44,11 +44,14 @@ class Tool:
 
 
 def registry() -> dict[str, Tool]:
-    from . import diagnose, logs
+    from . import diagnose, logs, more
 
     tools = [
         Tool("diagnose", diagnose.DiagnoseInput, diagnose.diagnose),
         Tool("query_logs", logs.QueryLogsInput, logs.query_logs),
         Tool("list_events", logs.ListEventsInput, logs.list_events),
+        Tool("get_workload", more.GetWorkloadInput, more.get_workload),
+        Tool("timeline", more.TimelineInput, more.timeline),
+        Tool("explain_class", more.ExplainClassInput, more.explain_class),
     ]
     return {t.name: t for t in tools}

@@ -1,0 +1,279 @@
+"""`ask`: an Anthropic Messages tool-use loop over the registry's tools, starting from the deterministic diagnosis.
+
+The model gets the deterministic diagnosis first (as a rendered, delimited tool result), may call registry tools
+only (anything else is answered with an error result and counted; nothing else can execute), and must end with a
+JSON `pathways-workload.diagnosis/v1` document. That document is validated with the pydantic contract and every id it
+cites must appear in what the tools returned; otherwise the deterministic diagnosis is returned and the answer says so.
+
+Prices (USD per million tokens, input / output; cache writes cost 1.25x input, cache reads 0.1x input) are the
+published list prices at the time of writing, in `PRICES`; an unknown model reports `cost_usd = None`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .diagnosis import SCHEMA_ID, Diagnosis
+from .errors import InputError
+from .redact import redact, redact_obj
+from .report import environment
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+MODEL_ENV = "PATHWAYS_WORKLOAD_MODEL"
+
+# model id prefix -> (input, output) USD per million tokens
+PRICES: dict[str, tuple[float, float]] = {
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4": (15.0, 75.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+}
+CACHE_WRITE, CACHE_READ = 1.25, 0.10
+RESULT_MAX = 60_000  # characters of one tool result sent to the model
+_JSON_BLOCK = re.compile(r"```json\s*\n(.*?)```", re.S)
+_DELIM = re.compile(r"<<<|>>>")
+
+
+@dataclass
+class ToolCall:
+    name: str
+    input: dict
+    ok: bool
+    error: str | None = None
+
+
+@dataclass
+class AskResult:
+    answer: str
+    diagnosis: Diagnosis
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    steps: int = 0
+    model: str = DEFAULT_MODEL
+    rejected_tool_calls: int = 0  # calls to names outside the registry
+    fallback: str | None = None  # why the deterministic diagnosis was used, when it was
+    stop: str = "end_turn"  # end_turn | max_steps | deadline | max_tokens | ...
+    seconds: float = 0.0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def to_json_dict(self) -> dict:
+        return {"answer": self.answer, "diagnosis": self.diagnosis.to_json_dict(), "model": self.model,
+                "steps": self.steps, "stop": self.stop, "fallback": self.fallback,
+                "tool_calls": [vars(c) for c in self.tool_calls], "rejected_tool_calls": self.rejected_tool_calls,
+                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                          "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                          "cache_read_input_tokens": self.cache_read_input_tokens},
+                "cost_usd": self.cost_usd, "seconds": round(self.seconds, 3)}
+
+
+def price(model: str) -> tuple[float, float] | None:
+    for prefix in sorted(PRICES, key=len, reverse=True):
+        if model.startswith(prefix):
+            return PRICES[prefix]
+    return None
+
+
+def cost(model: str, input_tokens: int, output_tokens: int, cache_write: int = 0, cache_read: int = 0) -> float | None:
+    p = price(model)
+    if p is None:
+        return None
+    pin, pout = p
+    return round((input_tokens * pin + cache_write * pin * CACHE_WRITE + cache_read * pin * CACHE_READ
+                  + output_tokens * pout) / 1_000_000, 6)
+
+
+def render_tool_result(name: str, result: dict) -> str:
+    """A tool result as the model reads it: redacted JSON inside untrusted-data delimiters it cannot close."""
+    text = json.dumps(redact_obj(result), indent=1, ensure_ascii=False, sort_keys=False)
+    if len(text) > RESULT_MAX:
+        text = text[:RESULT_MAX] + "\n… (truncated; narrow the query)"
+    text = _DELIM.sub(lambda m: m.group(0)[0] + " " + m.group(0)[1:], text)
+    return environment().get_template("tool_result.md.j2").render(name=name, error="error" in result, payload=text)
+
+
+def render_system(*, now: str, tools, max_steps: int) -> str:
+    from .catalog import BY_ID
+
+    return environment().get_template("system.md.j2").render(
+        now=now, max_steps=max_steps, schema_id=SCHEMA_ID, classes=sorted(BY_ID),
+        tools=[{"name": t.name, "summary": t.description.splitlines()[0]} for t in tools.values()])
+
+
+def _ids_in(value: object, out: set[str]) -> None:
+    """Every id a tool result shows: values of `id`/`uid` keys and the strings in `evidence` lists."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("id", "uid") and isinstance(v, str):
+                out.add(v)
+            elif k == "evidence" and isinstance(v, list):
+                out.update(x for x in v if isinstance(x, str))
+            _ids_in(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _ids_in(v, out)
+
+
+def parse_final(text: str, seen_ids: set[str], known_classes: set[str]) -> tuple[Diagnosis | None, str | None]:
+    """The model's Diagnosis from its last ```json block, or None and what was wrong with it."""
+    blocks = _JSON_BLOCK.findall(text)
+    if not blocks:
+        return None, "the answer held no ```json diagnosis block"
+    try:
+        d = Diagnosis.model_validate(json.loads(blocks[-1]))
+    except json.JSONDecodeError as err:
+        return None, f"the JSON block did not parse ({err.msg} at line {err.lineno})"
+    except ValidationError as err:
+        return None, f"the JSON block is not a valid {SCHEMA_ID} document ({err.error_count()} errors)"
+    if d.failure_class not in known_classes:
+        return None, f"failure_class {d.failure_class!r} is not a taxonomy id"
+    if d.hypotheses and d.hypotheses[0].failure_class != d.failure_class:
+        return None, "failure_class differs from hypotheses[0]"
+    unknown = sorted(d.cited_ids() - seen_ids)
+    if unknown:
+        return None, f"it cites ids no tool returned: {', '.join(unknown[:5])}"
+    return d, None
+
+
+def _prose(text: str) -> str:
+    return _JSON_BLOCK.sub("", text).strip()
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def make_client(**kw):
+    """An anthropic client; ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are honoured by the SDK."""
+    import anthropic
+
+    if not os.environ.get("ANTHROPIC_API_KEY") and os.environ.get("ANTHROPIC_BASE_URL") and "api_key" not in kw:
+        kw["api_key"] = "unused"  # a local proxy or replay server behind ANTHROPIC_BASE_URL
+    return anthropic.Anthropic(**kw)
+
+
+def ask(question: str, *, replay: str | Path | None = None, jobset: str | None = None, model: str | None = None,
+        max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
+        client=None, now: str | None = None, tools=None) -> AskResult:
+    """Answer a question about one workload with the model and the registry's tools; see the module docstring."""
+    from tools.anthropic_tools import tool_definitions
+    from tools.registry import registry
+
+    from .api import diagnose_replay
+    from .catalog import BY_ID
+
+    if replay is None:
+        raise InputError("ask needs --replay DIR (live mode needs project, location, cluster and jobset)")
+    if max_steps < 1:
+        raise InputError("max_steps must be at least 1")
+    t0 = time.monotonic()
+    model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    tools = tools or registry()
+    base = diagnose_replay(replay, jobset=jobset)
+    jobset = jobset or base.workload.jobset
+    client = client or make_client()
+    base_json = base.to_json_dict()
+    seen: set[str] = set(base.cited_ids())
+    _ids_in(base_json, seen)
+    known = set(BY_ID) | {base.failure_class}
+
+    system = [{"type": "text", "text": render_system(now=now or _now(), tools=tools, max_steps=max_steps),
+               "cache_control": {"type": "ephemeral"}}]
+    messages: list[dict] = [
+        {"role": "user", "content": f"Question about JobSet `{jobset}`:\n\n{question}"},
+        {"role": "assistant", "content": [{"type": "text", "text": "I start from the deterministic diagnosis."},
+                                          {"type": "tool_use", "id": "toolu_pw_diagnose", "name": "diagnose",
+                                           "input": {"replay": str(replay), "jobset": jobset}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_pw_diagnose",
+                                      "content": render_tool_result("diagnose", base_json)}]},
+    ]
+    res = AskResult(answer="", diagnosis=base, model=model)
+    defs = tool_definitions(tools)
+    final_text = ""
+    while True:
+        if res.steps >= max_steps:
+            res.stop = "max_steps"
+            break
+        remaining = deadline_s - (time.monotonic() - t0)
+        if remaining <= 1:
+            res.stop = "deadline"
+            break
+        if res.input_tokens + res.output_tokens >= max_total_tokens:
+            res.stop = "token_budget"
+            break
+        resp = client.with_options(timeout=remaining).messages.create(
+            model=model, max_tokens=max_tokens, system=system, tools=defs, messages=messages)
+        res.steps += 1
+        u = resp.usage
+        res.input_tokens += u.input_tokens or 0
+        res.output_tokens += u.output_tokens or 0
+        res.cache_creation_input_tokens += getattr(u, "cache_creation_input_tokens", 0) or 0
+        res.cache_read_input_tokens += getattr(u, "cache_read_input_tokens", 0) or 0
+        messages.append({"role": "assistant", "content": resp.content})
+        text = "".join(b.text for b in resp.content if b.type == "text")
+        if resp.stop_reason != "tool_use":
+            final_text = text
+            res.stop = resp.stop_reason or "end_turn"
+            break
+        results = []
+        for block in resp.content:
+            if block.type != "tool_use":
+                continue
+            results.append(_run_tool(block, tools, res, replay=str(replay), jobset=jobset, seen=seen))
+        messages.append({"role": "user", "content": results})
+
+    res.seconds = time.monotonic() - t0
+    res.cost_usd = cost(model, res.input_tokens, res.output_tokens, res.cache_creation_input_tokens,
+                        res.cache_read_input_tokens)
+    d, problem = parse_final(final_text, seen, known) if final_text else (None, f"no final answer ({res.stop})")
+    if d is None:
+        res.fallback = problem
+        prose = _prose(final_text)
+        note = (f"(The model's diagnosis was not used: {problem}. This is the deterministic diagnosis: "
+                f"{base.failure_class}, {base.status}.)")
+        res.answer = redact(f"{prose}\n\n{note}" if prose else f"{note}\n\n{base.summary}")
+    else:
+        res.diagnosis = d
+        res.answer = redact(_prose(final_text))
+    return res
+
+
+def _run_tool(block, tools, res: AskResult, *, replay: str, jobset: str | None, seen: set[str]) -> dict:
+    name = block.name
+    args = dict(block.input) if isinstance(block.input, dict) else {}
+    tool = tools.get(name)
+    if tool is None:
+        res.rejected_tool_calls += 1
+        err = f"unknown tool {name!r}: only these tools exist: {', '.join(tools)}; nothing was run"
+        res.tool_calls.append(ToolCall(name, args, False, err))
+        return {"type": "tool_result", "tool_use_id": block.id, "is_error": True,
+                "content": render_tool_result(name, {"error": err})}
+    fields = tool.input.model_fields
+    if "replay" in fields:  # the model never picks the folder: it reads this incident only
+        args["replay"] = replay
+        for live in ("project", "location", "cluster"):
+            args.pop(live, None)
+    if "jobset" in fields and jobset and not args.get("jobset"):
+        args["jobset"] = jobset
+    result = tool.call(args)
+    error = result.get("error") if isinstance(result, dict) else None
+    res.tool_calls.append(ToolCall(name, args, error is None, error))
+    if error is None:
+        _ids_in(result, seen)
+    out = {"type": "tool_result", "tool_use_id": block.id, "content": render_tool_result(name, result)}
+    if error is not None:
+        out["is_error"] = True
+    return out

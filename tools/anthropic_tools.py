@@ -1,0 +1,18 @@
+"""Anthropic tool definitions from the one registry: the model sees exactly the registry's names and schemas."""
+
+from __future__ import annotations
+
+from .registry import Tool, registry
+
+
+def tool_definition(tool: Tool) -> dict:
+    """One Messages-API tool definition: name, description (the docstring) and the pydantic JSON Schema."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
+
+
+def tool_definitions(tools: dict[str, Tool] | None = None) -> list[dict]:
+    """Every registry tool, in registry order; the last one carries a cache marker so the prefix is cached."""
+    defs = [tool_definition(t) for t in (tools or registry()).values()]
+    if defs:
+        defs[-1] = {**defs[-1], "cache_control": {"type": "ephemeral"}}
+    return defs
