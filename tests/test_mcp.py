@@ -1,0 +1,113 @@
+"""The MCP server: same tools as the registry, same JSON as the CLI, in-process and over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.conftest import FIXTURES, ROOT
+from tools.mcp_server import build_server
+from tools.registry import registry
+
+CASE = str(FIXTURES / "case-001")
+
+
+def _in_process(fn):
+    async def main():
+        async with Client(build_server()) as c:
+            return await fn(c)
+
+    return anyio.run(main)
+
+
+def test_list_tools_are_the_registry():
+    async def go(c):
+        return (await c.list_tools()).tools
+
+    tools = _in_process(go)
+    assert [t.name for t in tools] == list(registry())
+    reg = registry()
+    for t in tools:
+        assert t.description == reg[t.name].description
+        assert t.input_schema["properties"] == reg[t.name].input_schema()["properties"]
+        assert t.annotations.read_only_hint is True and t.annotations.destructive_hint is False
+
+
+def test_diagnose_over_mcp_equals_cli():
+    async def go(c):
+        return await c.call_tool("diagnose", {"replay": CASE})
+
+    r = _in_process(go)
+    assert not r.is_error
+    over_mcp = json.loads(r.content[0].text)
+    p = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--replay", CASE, "--format", "json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    cli = json.loads(p.stdout)
+    assert over_mcp["failure_class"] == cli["failure_class"] and over_mcp["status"] == cli["status"]
+    assert [e["id"] for e in over_mcp["evidence"]] == [e["id"] for e in cli["evidence"]]
+    over_mcp.pop("budget"), cli.pop("budget")
+    assert over_mcp == cli
+
+
+def test_errors_come_back_as_results():
+    async def go(c):
+        bad_filter = await c.call_tool("query_logs", {"replay": CASE, "filter": "((("})
+        bad_class = await c.call_tool("explain_class", {"failure_class": "nope"})
+        missing = await c.call_tool("get_workload", {"replay": "/nonexistent"})
+        return bad_filter, bad_class, missing
+
+    for r in _in_process(go):
+        assert r.is_error
+        assert "error" in json.loads(r.content[0].text)
+
+
+def test_all_tools_callable_over_mcp():
+    async def go(c):
+        out = {}
+        for name, args in (("get_workload", {"replay": CASE}), ("timeline", {"replay": CASE}),
+                           ("list_events", {"replay": CASE, "warnings_only": True}),
+                           ("explain_class", {"failure_class": "tpu_hardware_failure"}),
+                           ("query_logs", {"replay": CASE, "filter": "severity>=ERROR", "limit": 3})):
+            r = await c.call_tool(name, args)
+            assert not r.is_error, (name, r.content)
+            out[name] = json.loads(r.content[0].text)
+        return out
+
+    out = _in_process(go)
+    assert out["query_logs"]["returned"] <= 3
+    assert out["timeline"]["failure_class"] == "tpu_hardware_failure"
+
+
+def test_unknown_tool_over_mcp_is_an_error():
+    async def go(c):
+        try:
+            r = await c.call_tool("run_shell", {"command": "id"})
+        except Exception as err:  # noqa: BLE001 - either an error result or a protocol error is a refusal
+            return str(err)
+        return r
+
+    r = _in_process(go)
+    assert isinstance(r, str) or r.is_error
+
+
+def test_stdio_server_lists_tools():
+    params = StdioServerParameters(command=sys.executable, args=["-m", "skill.cli", "mcp"], cwd=str(ROOT),
+                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    async def main():
+        with anyio.fail_after(60):
+            async with Client(params) as c:
+                tools = (await c.list_tools()).tools
+                r = await c.call_tool("explain_class", {"failure_class": "host_oom"})
+                return [t.name for t in tools], json.loads(r.content[0].text)
+
+    names, explained = anyio.run(main)
+    assert names == list(registry())
+    assert explained["failure_class"] == "host_oom"
