@@ -50,10 +50,30 @@ class Record:
         return self.pod or self.node or self.obj or self.log
 
 
+_SECONDS: dict[str, int] = {}
+
+
 def parse_ts(value: object) -> int:
     """An RFC 3339 timestamp (any offset, up to nanoseconds) as ns since the epoch; 0 when absent or unparsable."""
     if not isinstance(value, str) or not value:
         return 0
+    # Fast path for the fixed-width UTC form gcloud prints: cache whole seconds, read the fraction directly.
+    if len(value) >= 20 and value[-1] == "Z" and value[10] == "T" and (len(value) == 20 or value[19] == "."):
+        head = value[:19]
+        sec = _SECONDS.get(head)
+        if sec is None:
+            try:
+                sec = int(dt.datetime.fromisoformat(head).replace(tzinfo=dt.timezone.utc).timestamp())
+            except ValueError:
+                return 0
+            if len(_SECONDS) > 200_000:
+                _SECONDS.clear()
+            _SECONDS[head] = sec
+        frac = value[20:-1]
+        if len(value) == 20:
+            return sec * 1_000_000_000
+        if frac.isdigit():
+            return sec * 1_000_000_000 + int(frac[:9].ljust(9, "0"))
     try:
         return _parse_ts(value)
     except ValueError:

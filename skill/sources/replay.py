@@ -112,6 +112,11 @@ class ReplaySource:
 
     def iter_entries(self) -> Iterator[dict]:
         """Every usable LogEntry of every log file, streamed; problems and counts are taken once."""
+        for _ts, entry in self.iter_timed():
+            yield entry
+
+    def iter_timed(self) -> Iterator[tuple[int, dict]]:
+        """(timestamp ns, LogEntry) for every usable entry; the time is parsed once here."""
         for path in self._log_files:
             report = FileReport(path)
             first_pass = path not in self._counted
@@ -122,12 +127,17 @@ class ReplaySource:
                 if not isinstance(doc.get("insertId"), str) or not doc["insertId"]:
                     self._problem(report, f"{path.name}: a LogEntry without insertId; skipped it")
                     continue
-                if not (parse_ts(doc.get("timestamp")) or parse_ts(doc.get("receiveTimestamp"))):
+                ts = parse_ts(doc.get("timestamp")) or parse_ts(doc.get("receiveTimestamp"))
+                if not ts:
                     self._problem(report, f"{path.name}: entry {doc['insertId']} has no usable timestamp; skipped it")
                     continue
                 if first_pass:
                     self.stats.entries_read += 1
-                yield doc
+                if ts > self.stats.last_ts:
+                    self.stats.last_ts = ts
+                if not self.stats.first_ts or ts < self.stats.first_ts:
+                    self.stats.first_ts = ts
+                yield ts, doc
             self._counted.add(path)
             self._finish(report)
 
@@ -135,7 +145,6 @@ class ReplaySource:
         """One pass over the logs for the workload's names and the span of the data."""
         inv = Inventory(Counter(), Counter(), Counter(), Counter(), Counter())
         for entry in self.iter_entries():
-            self._note_time(entry)
             rl = (entry.get("resource") or {}).get("labels") or {}
             labels = entry.get("labels") or {}
             js = labels.get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
@@ -148,27 +157,18 @@ class ReplaySource:
                     counter[rl[key]] += 1
         return inv
 
-    def _note_time(self, entry: dict) -> None:
-        ts = parse_ts(entry.get("timestamp")) or parse_ts(entry.get("receiveTimestamp"))
-        if ts > self.stats.last_ts:
-            self.stats.last_ts = ts
-        if ts and (not self.stats.first_ts or ts < self.stats.first_ts):
-            self.stats.first_ts = ts
-
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
         """One pass over the logs evaluating every query; capped queries keep the first/last N by time."""
         preds = [(q, compile_filter(q.filter)) for q in queries]
         heaps: dict[int, list] = {i: [] for i, (q, _) in enumerate(preds) if q.limit}
         seq = 0
-        for entry in self.iter_entries():
-            self._note_time(entry)
+        for ts, entry in self.iter_timed():
             for i, (q, pred) in enumerate(preds):
                 if not pred(entry):
                     continue
                 if q.limit is None:
                     yield q, entry
                     continue
-                ts = parse_ts(entry.get("timestamp"))
                 key = ts if q.order == "desc" else -ts
                 seq += 1
                 item = (key, seq, entry)
