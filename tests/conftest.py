@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,10 @@ CASES = sorted(p.parent for p in FIXTURES.glob("*/expected.yaml"))
 
 
 def input_ids(case: Path) -> set[str]:
-    """Every insertId and metadata.uid in a case's JSON files, read without the engine."""
-    ids: set[str] = set()
+    """Every insertId and metadata.uid in a case's JSON files, read without the engine (the harness's own reader)."""
+    from evals.harness import input_ids as harness_ids
 
-    def walk(o):
-        if isinstance(o, dict):
-            if isinstance(o.get("insertId"), str):
-                ids.add(o["insertId"])
-            uid = (o.get("metadata") or {}).get("uid") if isinstance(o.get("metadata"), dict) else None
-            if isinstance(uid, str):
-                ids.add(uid)
-            for v in o.values():
-                walk(v)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v)
-
-    for f in case.glob("*.json"):
-        walk(json.loads(f.read_text()))
-    return ids
+    return set(harness_ids(case))
 
 
 def expected(case: Path) -> dict:
