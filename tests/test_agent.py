@@ -145,3 +145,19 @@ def test_cli_ask_through_base_url():
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["diagnosis"]["failure_class"] == "host_oom" and out["fallback"] is None and out["cost_usd"] > 0
+
+
+def test_llm_eval_agent_over_the_fake():
+    from evals.agents import AGENTS
+    from evals.llm_agent import LLMAgent
+
+    assert AGENTS["llm"] is LLMAgent
+    with FakeAnthropic(load_recording("case-004")["turns"]) as fake:
+        agent = LLMAgent(client=anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0), max_steps=4)
+        run = agent.run(FIXTURES / "case-004")
+    assert run.error is None and run.diagnosis.failure_class == "host_oom"
+    assert run.input_tokens > 0 and run.cost_usd > 0 and run.tool_calls == 2
+    with FakeAnthropic([]) as fake:  # an exhausted script is an API error: a failed run, not a crash
+        agent = LLMAgent(client=anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0))
+        run = agent.run(FIXTURES / "case-004")
+    assert run.diagnosis is None and "InternalServerError" in run.error
