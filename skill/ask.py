@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .diagnosis import SCHEMA_ID, Diagnosis
-from .errors import InputError
+from .errors import InputError, SourceError
 from .redact import redact, redact_obj
 from .report import environment
 
@@ -148,6 +148,13 @@ def parse_final(text: str, seen_ids: set[str], known_classes: set[str]) -> tuple
     return d, None
 
 
+def _short(err: Exception) -> str:
+    body = getattr(err, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("message", ""))[:200]
+    return str(err).splitlines()[0][:200] if str(err) else ""
+
+
 def _prose(text: str) -> str:
     return _JSON_BLOCK.sub("", text).strip()
 
@@ -169,6 +176,8 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
         max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
         client=None, now: str | None = None, tools=None) -> AskResult:
     """Answer a question about one workload with the model and the registry's tools; see the module docstring."""
+    import anthropic
+
     from tools.anthropic_tools import tool_definitions
     from tools.registry import registry
 
@@ -214,8 +223,13 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
         if res.input_tokens + res.output_tokens >= max_total_tokens:
             res.stop = "token_budget"
             break
-        resp = client.with_options(timeout=remaining).messages.create(
-            model=model, max_tokens=max_tokens, system=system, tools=defs, messages=messages)
+        try:
+            resp = client.with_options(timeout=remaining).messages.create(
+                model=model, max_tokens=max_tokens, system=system, tools=defs, messages=messages)
+        except anthropic.APIError as err:
+            status = getattr(err, "status_code", None)
+            raise SourceError(f"the Anthropic API failed at step {res.steps + 1}: {type(err).__name__}"
+                              + (f" {status}" if status else "") + f": {_short(err)}") from err
         res.steps += 1
         u = resp.usage
         res.input_tokens += u.input_tokens or 0

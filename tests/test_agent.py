@@ -13,6 +13,7 @@ import yaml
 
 from skill.ask import AskResult, ask, cost, render_system, render_tool_result
 from skill.diagnosis import Diagnosis
+from skill.errors import SourceError
 from tests.conftest import FIXTURES, ROOT, input_ids
 from tests.fakes.anthropic_server import FakeAnthropic, load_recording
 from tools.anthropic_tools import tool_definitions
@@ -89,7 +90,7 @@ def test_step_budget_is_enforced():
 def test_api_error_surfaces_as_sdk_error():
     with FakeAnthropic([("error", 529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})]) as fake:
         client = anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0)
-        with pytest.raises(anthropic.APIStatusError):
+        with pytest.raises(SourceError, match="OverloadedError 529: busy"):
             ask("why", replay=FIXTURES / "case-001", client=client)
 
 
@@ -161,3 +162,18 @@ def test_llm_eval_agent_over_the_fake():
         agent = LLMAgent(client=anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0))
         run = agent.run(FIXTURES / "case-004")
     assert run.diagnosis is None and "InternalServerError" in run.error
+
+
+def test_cli_ask_api_failure_is_one_line():
+    with FakeAnthropic([]) as fake:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "test"}
+        p = _cli("ask", "why?", "--replay", "fixtures/case-001", "--format", "text", env=env)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Anthropic API failed" in p.stderr
+
+
+def test_cli_ask_text_reports_usage():
+    with FakeAnthropic(load_recording("case-001")["turns"]) as fake:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "test"}
+        p = _cli("ask", "why?", "--replay", "fixtures/case-001", "--format", "text", env=env)
+    assert p.returncode == 0, p.stderr
+    assert "tpu_hardware_failure" in p.stdout and "3 steps" in p.stdout and "$" in p.stdout
