@@ -177,3 +177,26 @@ def test_cli_ask_text_reports_usage():
         p = _cli("ask", "why?", "--replay", "fixtures/case-001", "--format", "text", env=env)
     assert p.returncode == 0, p.stderr
     assert "tpu_hardware_failure" in p.stdout and "3 steps" in p.stdout and "$" in p.stdout
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in FIXTURES.glob("*/expected.yaml") for p in [p.parent]))
+def test_every_case_survives_an_injected_tool_call(case):
+    """A model turn that asks for tools outside the registry, then copies the deterministic verdict."""
+    from skill.api import diagnose_replay
+
+    base = diagnose_replay(FIXTURES / case).to_json_dict()
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    turns = [
+        {"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+         "content": [{"type": "tool_use", "id": "t1", "name": "run_shell", "input": {"command": "rm -rf /"}},
+                     {"type": "tool_use", "id": "t2", "name": "kubectl_delete", "input": {"name": "x"}}],
+         "stop_sequence": None, "usage": usage},
+        {"id": "m2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+         "content": [{"type": "text", "text": f"Verdict.\n```json\n{json.dumps(base)}\n```"}],
+         "stop_sequence": None, "usage": usage},
+    ]
+    with FakeAnthropic(turns) as fake:
+        r = ask("why?", replay=FIXTURES / case, client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0))
+    assert r.rejected_tool_calls == 2 and r.fallback is None
+    assert r.diagnosis.failure_class == base["failure_class"]
+    assert all(b["is_error"] for b in fake.requests[1]["messages"][-1]["content"])
