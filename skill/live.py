@@ -1,0 +1,119 @@
+"""Live diagnosis: a workload read from Cloud Logging and the Kubernetes API, with the engine replay uses.
+
+`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/live.py + kube.py) and returns the
+same Diagnosis contract; `save_dir` writes everything fetched as a replay folder, so `diagnose --replay DIR --at END`
+gives the same verdict. Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .diagnosis import Diagnosis
+from .engine import analyse
+from .errors import InputError
+from .explain import build
+from .queries import Scope
+from .records import format_ns, parse_ts
+from .sources.live import CloudLoggingSource, Deadline, Limits, LiveSource
+
+ENV_LOGGING = "PATHWAYS_WORKLOAD_LOGGING_ENDPOINT"
+ENV_KUBE = "PATHWAYS_WORKLOAD_KUBE_SERVER"
+NS = 1_000_000_000
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(text: str) -> int:
+    """'2h', '90m', '1d', '45s', '1h30m' -> nanoseconds."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhdw])", str(text).strip().lower())
+    if not parts or re.sub(r"[\d.\s smhdw]", "", str(text).lower()):
+        raise InputError(f"--since {text!r}: not a duration (e.g. 2h, 90m, 1d)")
+    return int(sum(float(n) * _UNITS[u] for n, u in parts) * NS)
+
+
+def _time(flag: str, text: str | None) -> int | None:
+    if text is None:
+        return None
+    ns = parse_ts(text)
+    if not ns:
+        raise InputError(f"{flag} {text!r}: not an RFC 3339 time (e.g. 2026-11-20T10:30:00Z)")
+    return ns
+
+
+def diagnose_live(project: str, location: str | None, cluster: str, jobset: str, namespace: str | None = "default",
+                  start: str | None = None, end: str | None = None, since: str | None = "2h", no_kube: bool = False,
+                  logging_endpoint: str | None = None, kube_server: str | None = None, save_dir: str | Path | None = None,
+                  deadline_s: float = 120.0, *, limits: Limits | None = None,
+                  progress: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep,
+                  rng=None) -> Diagnosis:
+    """Diagnose a live JobSet. Window: [start, end], or the `since` before `end` (default: now). Read-only."""
+    missing = [f"--{n}" for n, v in (("project", project), ("cluster", cluster), ("jobset", jobset)) if not v]
+    if not location and not no_kube and not (kube_server or os.environ.get(ENV_KUBE)):
+        missing.append("--location")
+    if missing:
+        raise InputError("live diagnosis needs " + ", ".join(missing) + " (or --replay DIR for an export)")
+    namespace = namespace or "default"
+    end_ns = _time("--end", end) or time.time_ns()
+    start_ns = _time("--start", start) or end_ns - parse_since(since or "2h")
+    if start_ns >= end_ns:
+        raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
+    limits = limits or Limits(deadline_s=deadline_s)
+    deadline = Deadline(limits.deadline_s)
+    say = progress or (lambda _m: None)
+    logs = CloudLoggingSource(project, endpoint=logging_endpoint or os.environ.get(ENV_LOGGING) or None,
+                              limits=limits, deadline=deadline, progress=say, sleep=sleep, rng=rng)
+    kube = None
+    if not no_kube:
+        from .sources.kube import KubernetesSource
+
+        kube = KubernetesSource(jobset=jobset, namespace=namespace, project=project, location=location or "",
+                                cluster=cluster, server=kube_server or os.environ.get(ENV_KUBE) or None,
+                                deadline=deadline, progress=say)
+    source = LiveSource(logs, kube, keep=save_dir is not None)
+    objects = source.objects()
+    scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
+                  project=project)
+    analysis = analyse(source, scope, objects, now_ns=end_ns)
+    analysis.model.location = analysis.model.location or location
+    if save_dir is not None:
+        path = write_replay_folder(save_dir, list(source.entries.values()), objects, jobset=jobset, end_ns=end_ns)
+        say(f"saved {len(source.entries)} log entries and {len(objects)} objects to {path} "
+            f"(replay: pathways-workload diagnose --replay {path} --jobset {jobset} --at {format_ns(end_ns)})")
+    say(f"done: {source.stats.logging_requests} entries.list requests, {source.stats.entries_read} entries")
+    return build(analysis, logging_requests=source.stats.logging_requests)
+
+
+def write_replay_folder(folder: str | Path, entries: list[dict], objects: list[dict], *, jobset: str = "",
+                        end_ns: int = 0) -> Path:
+    """Write fetched data as a replay folder: logs.json (gcloud: newest first), events.json, pods.json, nodes.json,
+    jobset.json (kubectl -o json shapes). Existing files of those names are replaced."""
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    entries = sorted(entries, key=lambda e: (parse_ts(e.get("timestamp")), e.get("insertId", "")), reverse=True)
+    _dump(path / "logs.json", entries)
+    by_kind: dict[str, list[dict]] = {}
+    for o in objects:
+        by_kind.setdefault(o.get("kind", ""), []).append(o)
+    for kind, name in (("Event", "events.json"), ("Pod", "pods.json"), ("Node", "nodes.json")):
+        if by_kind.get(kind):
+            _dump(path / name, {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+                                "items": by_kind[kind]})
+    jobsets = by_kind.get("JobSet") or []
+    if len(jobsets) == 1:
+        _dump(path / "jobset.json", jobsets[0])
+    elif jobsets:
+        _dump(path / "jobset.json", {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": jobsets})
+    note = (f"Saved by pathways-workload diagnose (live) for JobSet {jobset}.\n"
+            f"Replay with: pathways-workload diagnose --replay {path} --jobset {jobset}"
+            + (f" --at {format_ns(end_ns)}\n" if end_ns else "\n"))
+    (path / "README.txt").write_text(note)
+    return path
+
+
+def _dump(path: Path, doc) -> None:
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")

@@ -1,0 +1,178 @@
+"""A loopback fake Kubernetes API server: events, pods, nodes and JobSets from a fixture, GET only.
+
+Serves /api/v1/namespaces/N/events (fieldSelector a=b,c!=d; limit/continue), /api/v1/namespaces/N/pods
+(labelSelector k=v; limit/continue), /api/v1/nodes/NAME and /apis/jobset.x-k8s.io/v1alpha2/namespaces/N/jobsets/NAME.
+List items carry no kind/apiVersion, as the real API server sends them. Every verb but GET is recorded and answered 405;
+tests assert that none arrived. 401/403 can be injected.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+LIST_KIND = {"Event": "EventList", "Pod": "PodList", "Node": "NodeList"}
+
+
+@dataclass
+class FakeKube:
+    objects: list[dict]
+    requests: list[tuple[str, str]] = field(default_factory=list)  # (verb, path?query)
+    deny: int | None = None  # 401 or 403 for every request when set
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def non_get(self) -> list[tuple[str, str]]:
+        return [r for r in self.requests if r[0] != "GET"]
+
+    def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
+        return [o for o in self.objects if o.get("kind") == kind
+                and (namespace is None or (o.get("metadata") or {}).get("namespace", "default") == namespace)]
+
+    def get(self, path: str, query: dict) -> tuple[int, dict]:
+        parts = [p for p in path.split("/") if p]
+        if self.deny:
+            return self.deny, status(self.deny, "Forbidden" if self.deny == 403 else "Unauthorized",
+                                     f'{path} is forbidden: User "fake" cannot get this resource')
+        if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 5 and parts[4] in ("events", "pods"):
+            kind = "Event" if parts[4] == "events" else "Pod"
+            items = self.of_kind(kind, parts[3])
+            if "fieldSelector" in query:
+                items = [o for o in items if _fields(o, query["fieldSelector"])]
+            if "labelSelector" in query:
+                items = [o for o in items if _labels(o, query["labelSelector"])]
+            return 200, _page(kind, items, query)
+        if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
+            for o in self.of_kind("Node"):
+                if o["metadata"]["name"] == parts[3]:
+                    return 200, o
+            return 404, status(404, "NotFound", f'nodes "{parts[3]}" not found')
+        if parts[:4] == ["apis", "jobset.x-k8s.io", "v1alpha2", "namespaces"] and len(parts) == 7 and parts[5] == "jobsets":
+            for o in self.of_kind("JobSet", parts[4]):
+                if o["metadata"]["name"] == parts[6]:
+                    return 200, o
+            return 404, status(404, "NotFound", f'jobsets.jobset.x-k8s.io "{parts[6]}" not found')
+        return 404, status(404, "NotFound", "the server could not find the requested resource")
+
+
+def status(code: int, reason: str, message: str) -> dict:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+
+
+def _page(kind: str, items: list[dict], query: dict) -> dict:
+    start = int(query.get("continue") or 0)
+    limit = int(query.get("limit") or 0) or len(items) or 1
+    page = items[start:start + limit]
+    meta = {"resourceVersion": "1000"}
+    if start + limit < len(items):
+        meta["continue"] = str(start + limit)
+    stripped = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in page]
+    return {"kind": LIST_KIND[kind], "apiVersion": "v1", "metadata": meta, "items": stripped}
+
+
+def _path_value(obj: dict, dotted: str):
+    cur = obj
+    for part in dotted.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _fields(obj: dict, selector: str) -> bool:
+    for term in filter(None, selector.split(",")):
+        neg = "!=" in term
+        key, val = term.split("!=" if neg else "=", 1)
+        got = str(_path_value(obj, key.strip()) or "")
+        if (got == val) == neg:
+            return False
+    return True
+
+
+def _labels(obj: dict, selector: str) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for term in filter(None, selector.split(",")):
+        key, val = term.split("=", 1)
+        if labels.get(key.strip()) != val.strip():
+            return False
+    return True
+
+
+def _handler(state: FakeKube):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def _send(self, code: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            with state.lock:
+                state.requests.append(("GET", self.path))
+            url = urlsplit(self.path)
+            query = {k: v[0] for k, v in parse_qs(url.query).items()}
+            self._send(*state.get(url.path, query))
+
+        def _refuse(self):
+            with state.lock:
+                state.requests.append((self.command, self.path))
+            n = int(self.headers.get("Content-Length") or 0)
+            if n:
+                self.rfile.read(n)
+            self._send(405, status(405, "MethodNotAllowed", f"{self.command} is not allowed by the fake"))
+
+        do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _refuse
+
+    return Handler
+
+
+class KubeServer:
+    def __init__(self, state: FakeKube):
+        self.state = state
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> KubeServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet"}
+
+
+def load_objects(case: Path) -> list[dict]:
+    """The Kubernetes objects of a fixture's JSON files (Lists flattened, item kinds filled in)."""
+    out: list[dict] = []
+
+    def take(doc, list_kind=None):
+        if isinstance(doc, dict) and isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
+            for item in doc["items"]:
+                take(item, LIST_ITEM_KIND.get(doc["kind"]))
+        elif isinstance(doc, dict) and (doc.get("kind") or list_kind) and "metadata" in doc:
+            out.append(doc if doc.get("kind") else {**doc, "kind": list_kind, "apiVersion": "v1"})
+
+    for path in sorted(Path(case).glob("*.json")):
+        doc = json.loads(path.read_text())
+        if isinstance(doc, dict):
+            take(doc)
+    return out

@@ -1,0 +1,198 @@
+"""A loopback fake of the Cloud Logging v2 REST API: POST /v2/entries:list over fixture entries.
+
+Filters are evaluated by the project's own evaluator (skill.query.compile_filter), so a wrong filter matches nothing, as
+in production. Supports orderBy "timestamp asc|desc" (ties by insertId), pageSize (1..1000, default 50) and
+nextPageToken; keeps a request log; errors and slow pages can be injected. Error bodies have the shape the Google
+client parses: {"error": {"code", "message", "status"}}.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from skill.errors import FilterSyntaxError
+from skill.query import compile_filter
+from skill.records import parse_ts
+
+STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+          429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: dict
+    status: int = 200
+    entries: int = 0
+
+
+@dataclass
+class Fault:
+    status: int
+    times: int = 1
+    after: int = 0  # let this many entries:list requests through first
+    message: str = ""
+
+
+@dataclass
+class FakeLogging:
+    """The server state: entries, the request log, injected faults and delays."""
+
+    entries: list[dict]
+    project: str = "p"
+    requests: list[Request] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    delay_s: float = 0.0
+    _sorted: list[tuple[int, str, dict]] = field(default_factory=list)
+    _cache: dict = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self):
+        self._sorted = sorted(((parse_ts(e.get("timestamp")), e.get("insertId", ""), e) for e in self.entries),
+                              key=lambda t: (t[0], t[1]))
+
+    def fail(self, status: int, times: int = 1, after: int = 0, message: str = "") -> None:
+        self.faults.append(Fault(status, times, after, message))
+
+    @property
+    def list_requests(self) -> list[Request]:
+        return [r for r in self.requests if r.path.startswith("/v2/entries:list")]
+
+    @property
+    def entries_sent(self) -> int:
+        return sum(r.entries for r in self.list_requests)
+
+    def _fault(self) -> Fault | None:
+        n = len(self.list_requests) - 1
+        for f in self.faults:
+            if f.times > 0 and n >= f.after:
+                f.times -= 1
+                return f
+        return None
+
+    def matching(self, filt: str, order: str) -> list[dict]:
+        key = (filt, order)
+        if key not in self._cache:
+            pred = compile_filter(filt)
+            rows = [e for _, _, e in self._sorted if pred(e)]
+            if order == "timestamp desc":
+                rows.reverse()
+            self._cache[key] = rows
+        return self._cache[key]
+
+    def handle(self, body: dict) -> tuple[int, dict]:
+        """One entries.list call: (status, response body)."""
+        fault = self._fault()
+        if fault:
+            return fault.status, error(fault.status, fault.message or f"fake {STATUS.get(fault.status, 'ERROR')}")
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        names = body.get("resourceNames") or []
+        if names != [f"projects/{self.project}"]:
+            if any(n.startswith("projects/") for n in names):
+                return 404, error(404, f"Project {names[0]!r} not found or permission denied.")
+            return 400, error(400, "resourceNames: at least one resource name is required")
+        order = body.get("orderBy") or "timestamp asc"
+        if order not in ("timestamp asc", "timestamp desc"):
+            return 400, error(400, f"Invalid orderBy: {order}")
+        size = body.get("pageSize") or 50
+        if not isinstance(size, int) or size < 1 or size > 1000:
+            return 400, error(400, f"pageSize must be between 1 and 1000, got {size}")
+        try:
+            rows = self.matching(body.get("filter") or "", order)
+        except FilterSyntaxError as err:
+            return 400, error(400, f"Invalid filter: {err}")
+        start = int(body.get("pageToken") or 0)
+        page = rows[start:start + size]
+        out: dict = {"entries": page} if page else {}
+        if start + size < len(rows):
+            out["nextPageToken"] = str(start + size)
+        return 200, out
+
+
+def error(code: int, message: str) -> dict:
+    return {"error": {"code": code, "message": message, "status": STATUS.get(code, "UNKNOWN")}}
+
+
+def _handler(state: FakeLogging):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):  # quiet
+            pass
+
+        def _send(self, status: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=UTF-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(n) or b"{}")
+            except ValueError:
+                body = {}
+            req = Request("POST", self.path, body)
+            with state.lock:
+                state.requests.append(req)
+            if not self.path.split("?")[0] == "/v2/entries:list":
+                req.status = 404
+                return self._send(404, error(404, f"no such method {self.path}"))
+            status, out = state.handle(body)
+            req.status, req.entries = status, len(out.get("entries", ()))
+            self._send(status, out)
+
+        def do_GET(self):
+            with state.lock:
+                state.requests.append(Request("GET", self.path, {}, 404))
+            self._send(404, error(404, "not found"))
+
+    return Handler
+
+
+class LoggingServer:
+    """Runs a FakeLogging on 127.0.0.1:<free port> in a thread; `url` is the endpoint for the client."""
+
+    def __init__(self, state: FakeLogging):
+        self.state = state
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> LoggingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+def load_entries(case: Path) -> list[dict]:
+    """Every LogEntry in a fixture's JSON files (arrays of entries), in file order."""
+    out = []
+    for path in sorted(Path(case).glob("*.json")):
+        doc = json.loads(path.read_text())
+        if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "insertId" in doc[0]:
+            out.extend(doc)
+    return out
+
+
+def project_of(entries: list[dict]) -> str:
+    for e in entries:
+        name = e.get("logName", "")
+        if name.startswith("projects/"):
+            return name.split("/")[1]
+    return "p"

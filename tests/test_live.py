@@ -1,0 +1,252 @@
+"""Live mode against loopback fakes of Cloud Logging (REST) and the Kubernetes API, through the real clients."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from skill.api import diagnose_replay
+from skill.errors import SourceError
+from skill.live import diagnose_live, parse_since
+from skill.records import format_ns, parse_ts
+from skill.sources.live import Limits
+from tests.conftest import CASES, expected
+from tests.fakes.kube_server import FakeKube, KubeServer, load_objects
+from tests.fakes.logging_server import FakeLogging, LoggingServer, load_entries, project_of
+
+FAST = dict(backoff_initial_s=0.001, backoff_max_s=0.005, rate_per_minute=60_000, burst=1000)
+
+
+def fast(**kw) -> Limits:
+    return Limits(**{**FAST, **kw})
+
+
+class Live:
+    """A fixture served by both fakes, and the arguments that diagnose it live."""
+
+    def __init__(self, case: Path, entries: list[dict] | None = None):
+        self.case = case
+        self.entries = entries if entries is not None else load_entries(case)
+        self.objects = load_objects(case)
+        self.project = project_of(self.entries)
+        self.logging = FakeLogging(self.entries, project=self.project)
+        self.kube = FakeKube(self.objects)
+        times = [parse_ts(e.get("timestamp")) for e in self.entries]
+        self.start, self.end = format_ns(min(times)), format_ns(max(times))
+        first = next(e for e in self.entries if (e.get("resource") or {}).get("labels", {}).get("cluster_name"))
+        rl = first["resource"]["labels"]
+        self.cluster, self.location = rl["cluster_name"], rl.get("location", "us-east5")
+        self.jobset = _jobset(self.objects, self.entries)
+
+    def __enter__(self):
+        self._ls = LoggingServer(self.logging).__enter__()
+        self._ks = KubeServer(self.kube).__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._ls.__exit__(*exc)
+        self._ks.__exit__(*exc)
+
+    def diagnose(self, **kw):
+        args = dict(project=self.project, location=self.location, cluster=self.cluster, jobset=self.jobset,
+                    namespace="default", start=self.start, end=self.end, logging_endpoint=self._ls.url,
+                    kube_server=self._ks.url, limits=fast(), rng=random.Random(7))
+        args.update(kw)
+        return diagnose_live(**args)
+
+
+def _jobset(objects, entries) -> str:
+    for o in objects:
+        if o.get("kind") == "JobSet":
+            return o["metadata"]["name"]
+    for e in entries:
+        js = (e.get("labels") or {}).get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
+        if js:
+            return js
+    raise AssertionError("no jobset")
+
+
+def same(live, replay) -> None:
+    assert live.failure_class == replay.failure_class
+    assert live.status == replay.status
+    assert [e.id for e in live.evidence] == [e.id for e in replay.evidence]
+    assert sorted((x.kind, x.name) for x in live.root_cause.entities) == \
+        sorted((x.kind, x.name) for x in replay.root_cause.entities)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_live_equals_replay(case):
+    with Live(case) as lv:
+        d = lv.diagnose()
+        assert not lv.kube.non_get, lv.kube.non_get
+    replay = diagnose_replay(case)
+    same(d, replay)
+    assert d.failure_class == expected(case)["failure_class"]
+    assert d.budget.logging_requests > 0
+    assert d.budget.logging_requests == len(lv.logging.list_requests)
+    assert d.budget.entries_read == lv.logging.entries_sent
+
+
+def test_no_kube_still_diagnoses():
+    case = CASES[0]
+    with Live(case) as lv:
+        d = lv.diagnose(no_kube=True, kube_server=None)
+        assert not lv.kube.requests
+    assert any("--no-kube" in g for g in d.data_gaps)
+    assert d.failure_class == expected(case)["failure_class"]
+
+
+def test_requests_sent_are_well_formed():
+    with Live(CASES[0]) as lv:
+        lv.diagnose()
+    for r in lv.logging.list_requests:
+        body = r.body
+        assert body["resourceNames"] == [f"projects/{lv.project}"]
+        assert body["orderBy"] in ("timestamp asc", "timestamp desc")
+        assert 1 <= body["pageSize"] <= 1000
+        assert "timestamp>=" in body["filter"] and "timestamp<=" in body["filter"]
+
+
+# -- narrowing: a big incident ------------------------------------------------------------------------------------
+
+
+def _chatter(entries: list[dict], n: int) -> list[dict]:
+    """n worker INFO lines cloned from the case's worker container entries (new ids, spread over the window)."""
+    workers = [e for e in entries if (e.get("resource") or {}).get("type") == "k8s_container"
+               and "worker" in e["resource"]["labels"].get("container_name", "")]
+    assert workers
+    times = sorted(parse_ts(e["timestamp"]) for e in entries)
+    t0, span = times[0], max(1, times[-1] - times[0])
+    out = []
+    for i in range(n):
+        e = copy.deepcopy(workers[i % len(workers)])
+        e.pop("jsonPayload", None)
+        e["insertId"] = f"chatter{i:07d}"
+        e["severity"] = "INFO"
+        e["textPayload"] = f"I1120 worker.py:{i % 900}] host {i % 256} compiled module chunk {i} in 0.{i % 97}s"
+        e["timestamp"] = format_ns(t0 + span * i // n)
+        out.append(e)
+    return out
+
+
+def test_big_incident_is_read_narrowly():
+    case = CASES[0]
+    base = load_entries(case)
+    with Live(case, base + _chatter(base, 50_000)) as lv:
+        d = lv.diagnose()
+    reqs = lv.logging.list_requests
+    print(f"narrowing: {len(lv.entries)} entries served, {len(reqs)} entries.list requests, "
+          f"{lv.logging.entries_sent} entries transferred")
+    assert len(lv.entries) > 50_000
+    assert len(reqs) <= 20
+    assert lv.logging.entries_sent <= 20_000
+    same(d, diagnose_replay(case))
+
+
+# -- faults -------------------------------------------------------------------------------------------------------
+
+
+def test_429_burst_is_retried():
+    case = CASES[0]
+    with Live(case) as lv:
+        lv.logging.fail(429, times=3)
+        lv.logging.fail(429, times=2, after=4)
+        d = lv.diagnose()
+    assert sum(r.status == 429 for r in lv.logging.list_requests) == 5
+    same(d, diagnose_replay(case))
+    assert not [g for g in d.data_gaps if "Cloud Logging" in g]
+
+
+def test_403_is_one_actionable_line():
+    with Live(CASES[0]) as lv:
+        lv.logging.fail(403, times=100)
+        with pytest.raises(SourceError) as err:
+            lv.diagnose()
+    msg = str(err.value)
+    assert "\n" not in msg and "roles/logging.viewer" in msg and "logging.logEntries.list" in msg
+    assert lv.project in msg
+    assert len(lv.logging.list_requests) == 1
+
+
+def test_400_shows_the_filter():
+    with Live(CASES[0]) as lv:
+        lv.logging.fail(400, message="Unparseable filter: syntax error at line 1")
+        with pytest.raises(SourceError) as err:
+            lv.diagnose()
+    msg = str(err.value)
+    assert "\n" not in msg and "HTTP 400" in msg and 'resource.type="k8s_container"' in msg
+
+
+def test_unknown_project_says_so():
+    with Live(CASES[0]) as lv:
+        with pytest.raises(SourceError, match="project 'no-such-project' not found"):
+            lv.diagnose(project="no-such-project")
+
+
+def test_503_mid_paging_recovers_or_leaves_a_gap():
+    case = CASES[0]
+    with Live(case) as lv:
+        lv.logging.fail(503, times=2, after=2)
+        d = lv.diagnose(limits=fast(page_size=50))
+    same(d, diagnose_replay(case))
+    with Live(case) as lv:
+        lv.logging.fail(503, times=1000, after=2)
+        d = lv.diagnose(limits=fast(page_size=50, retries=3))
+    gaps = [g for g in d.data_gaps if "Cloud Logging query" in g]
+    assert gaps and any("HTTP 503" in g for g in gaps)
+    assert d.failure_class  # completed
+
+
+def test_deadline_completes_with_gaps():
+    case = CASES[0]
+    with Live(case) as lv:
+        lv.logging.delay_s = 0.3
+        d = lv.diagnose(limits=fast(deadline_s=0.8, page_size=50))
+    gaps = [g for g in d.data_gaps if "deadline" in g]
+    assert gaps, d.data_gaps
+    assert d.budget.logging_requests <= 5
+
+
+def test_request_cap_leaves_a_gap():
+    with Live(CASES[0]) as lv:
+        d = lv.diagnose(limits=fast(max_requests=2, page_size=20))
+    assert len(lv.logging.list_requests) == 2
+    assert any("cap of 2 entries.list requests" in g for g in d.data_gaps)
+
+
+def test_kube_403_names_the_role():
+    with Live(CASES[0]) as lv:
+        lv.kube.deny = 403
+        with pytest.raises(SourceError) as err:
+            lv.diagnose()
+    assert "roles/container.viewer" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_kube_jobset_missing_is_a_gap():
+    case = CASES[0]
+    with Live(case) as lv:
+        lv.kube.objects[:] = [o for o in lv.kube.objects if o.get("kind") not in ("JobSet", "Pod")]
+        d = lv.diagnose()
+    assert any("not found in namespace default" in g for g in d.data_gaps)
+
+
+def test_save_round_trip(tmp_path):
+    case = CASES[1]
+    with Live(case) as lv:
+        d = lv.diagnose(save_dir=tmp_path / "saved")
+    saved = tmp_path / "saved"
+    assert {p.name for p in saved.glob("*.json")} >= {"logs.json", "events.json", "pods.json", "jobset.json"}
+    logs = json.loads((saved / "logs.json").read_text())
+    assert len(logs) == d.budget.entries_read - 0 or len(logs) <= d.budget.entries_read
+    same(diagnose_replay(saved, jobset=lv.jobset, at=lv.end), d)
+
+
+def test_since_parsing():
+    assert parse_since("2h") == 7200 * 10**9
+    assert parse_since("1h30m") == 5400 * 10**9
+    with pytest.raises(Exception):
+        parse_since("soon")
