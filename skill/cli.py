@@ -18,13 +18,41 @@ def _add_workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobset", help="the JobSet to diagnose (inferred when the data holds only one)")
 
 
+def _add_live(p: argparse.ArgumentParser) -> None:
+    """Live mode (without --replay): Cloud Logging and the Kubernetes API; see docs/live.md."""
+    g = p.add_argument_group("live mode (without --replay; see docs/live.md)")
+    g.add_argument("--project", help="Google Cloud project id whose Cloud Logging holds the logs")
+    g.add_argument("--location", help="cluster location (region or zone), e.g. us-east5")
+    g.add_argument("--cluster", help="GKE cluster name")
+    g.add_argument("--namespace", default="default", help="the JobSet's namespace (default: default)")
+    w = g.add_mutually_exclusive_group()
+    w.add_argument("--since", default="2h", help="window ending at --end (default now): 2h, 90m, 1d (default 2h)")
+    w.add_argument("--start", metavar="T", help="window start, RFC 3339")
+    g.add_argument("--end", metavar="T", help="window end, RFC 3339 (default: now); also the time stalls are judged at")
+    g.add_argument("--no-kube", action="store_true", help="do not call the Kubernetes API; Cloud Logging only")
+    g.add_argument("--logging-endpoint", metavar="URL",
+                   help="Cloud Logging API endpoint (env PATHWAYS_WORKLOAD_LOGGING_ENDPOINT); http:// means anonymous")
+    g.add_argument("--kube-server", metavar="URL",
+                   help="Kubernetes API server URL without auth, e.g. kubectl proxy (env PATHWAYS_WORKLOAD_KUBE_SERVER)")
+    g.add_argument("--save", metavar="DIR", help="write everything fetched as a replay folder")
+    g.add_argument("--deadline", type=float, default=120.0, help="seconds for the whole live read (default 120)")
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from .api import diagnose_replay
     from .report import render_markdown
 
-    if not args.replay:
-        raise PathwaysWorkloadError("diagnose needs --replay DIR (live mode: --project/--location/--cluster/--jobset)")
-    d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
+    if args.replay:
+        d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
+    elif args.project or args.cluster:
+        from .live import diagnose_live
+
+        d = diagnose_live(args.project, args.location, args.cluster, args.jobset, namespace=args.namespace,
+                          start=args.start, end=args.end or args.at, since=args.since, no_kube=args.no_kube,
+                          logging_endpoint=args.logging_endpoint, kube_server=args.kube_server, save_dir=args.save,
+                          deadline_s=args.deadline, progress=lambda msg: print(f"[live] {msg}", file=sys.stderr))
+    else:
+        raise PathwaysWorkloadError("diagnose needs --replay DIR, or live: --project P --location L --cluster C --jobset J")
     fmt = args.format or ("markdown" if sys.stdout.isatty() else "json")
     if fmt == "json":
         print(json.dumps(d.to_json_dict(), indent=2, ensure_ascii=False))
@@ -101,6 +129,7 @@ def parser() -> argparse.ArgumentParser:
     _add_workload(d)
     d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
     d.add_argument("--format", choices=("json", "markdown"), help="default: markdown on a terminal, json otherwise")
+    _add_live(d)
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)
     m = sub.add_parser("mcp", help="run the MCP server (stdio) exposing every tool")

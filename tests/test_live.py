@@ -250,3 +250,58 @@ def test_since_parsing():
     assert parse_since("1h30m") == 5400 * 10**9
     with pytest.raises(Exception):
         parse_since("soon")
+
+
+# -- the CLI and the tool -----------------------------------------------------------------------------------------
+
+
+def _cli_args(lv) -> list[str]:
+    return ["diagnose", "--project", lv.project, "--location", lv.location, "--cluster", lv.cluster,
+            "--jobset", lv.jobset, "--start", lv.start, "--end", lv.end, "--format", "json"]
+
+
+def test_cli_live_mode(capsys, monkeypatch):
+    from skill.cli import main
+
+    case = CASES[2]
+    with Live(case) as lv:
+        monkeypatch.setenv("PATHWAYS_WORKLOAD_LOGGING_ENDPOINT", lv._ls.url)
+        monkeypatch.setenv("PATHWAYS_WORKLOAD_KUBE_SERVER", lv._ks.url)
+        rc = main(_cli_args(lv))
+        assert not lv.kube.non_get
+    out, err = capsys.readouterr()
+    assert rc == 0
+    doc = json.loads(out)
+    assert doc["failure_class"] == expected(case)["failure_class"]
+    assert doc["budget"]["logging_requests"] == len(lv.logging.list_requests) > 0
+    assert "[live] Cloud Logging: reading control-plane" in err and "entries.list requests" in err
+
+
+def test_cli_live_403_is_exit_2_one_line(capsys):
+    from skill.cli import main
+
+    with Live(CASES[0]) as lv:
+        lv.logging.fail(403, times=10)
+        rc = main(_cli_args(lv) + ["--logging-endpoint", lv._ls.url, "--kube-server", lv._ks.url])
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert rc == 2 and last.startswith("pathways-workload: permission denied") and "roles/logging.viewer" in last
+
+
+def test_cli_live_needs_the_workload(capsys):
+    from skill.cli import main
+
+    assert main(["diagnose", "--project", "p", "--no-kube"]) == 2
+    assert "--cluster" in capsys.readouterr().err
+
+
+def test_diagnose_tool_live(monkeypatch):
+    from tools.registry import registry
+
+    case = CASES[3]
+    with Live(case) as lv:
+        monkeypatch.setenv("PATHWAYS_WORKLOAD_LOGGING_ENDPOINT", lv._ls.url)
+        monkeypatch.setenv("PATHWAYS_WORKLOAD_KUBE_SERVER", lv._ks.url)
+        out = registry()["diagnose"].call({"project": lv.project, "location": lv.location, "cluster": lv.cluster,
+                                           "jobset": lv.jobset, "start": lv.start, "end": lv.end})
+    assert out.get("failure_class") == expected(case)["failure_class"], out
