@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .diagnosis import Diagnosis
-from .engine import analyse, resolve_jobset
+from .engine import Analysis, analyse, resolve_jobset
 from .errors import InputError
 from .explain import build
 from .queries import Scope
@@ -24,6 +24,12 @@ def _at_ns(at: str | None) -> int | None:
 
 def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None) -> Diagnosis:
     """Diagnose an exported incident folder; "now" is the end of the data unless `at` says otherwise."""
+    return build(analyse_replay(folder, jobset=jobset, at=at), logging_requests=0)
+
+
+def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None,
+                   namespace: str | None = None) -> Analysis:
+    """The analysis of an export folder, before it becomes a Diagnosis (the tools reuse it)."""
     source = ReplaySource(folder)
     objects = source.objects()
     inventory = source.inventory()
@@ -31,12 +37,14 @@ def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | 
         detail = "; ".join(source.stats.gaps[:3])
         raise InputError(f"{folder}: no usable log entries or Kubernetes objects" + (f" ({detail})" if detail else ""))
     name = resolve_jobset(source, objects, jobset, inventory)
+    explicit = namespace
     namespace = inventory.namespaces.most_common(1)[0][0] if inventory.namespaces else None
     for o in objects:
         if o.get("kind") in ("JobSet", "Pod") and (o["metadata"].get("name") == name or
                                                     (o["metadata"].get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name") == name):
             namespace = o["metadata"].get("namespace") or namespace
             break
+    namespace = explicit or namespace
     now = _at_ns(at)
     end = now or source.stats.last_ts or _latest_object_ts(objects)
     start = source.stats.first_ts or end
@@ -44,7 +52,7 @@ def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | 
                   cluster=_common(inventory.clusters), project=_common(inventory.projects))
     analysis = analyse(source, scope, objects, now_ns=end)
     analysis.model.location = analysis.model.location or _common(inventory.locations)
-    return build(analysis, logging_requests=0)
+    return analysis
 
 
 def _common(counter) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .catalog import BY_ID
+from .catalog import BY_ID, SYMPTOMS
 from .model import Workload
 from .signals import Signal
 
@@ -15,6 +15,7 @@ CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the symp
 ABSENCE_CLASSES = ("slices_not_ready", "workload_stalled")
 SLICES_READY_WAIT_NS = 10 * 60 * NS
 STALL_MIN_NS = 15 * 60 * NS
+FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 
 
 @dataclass
@@ -192,6 +193,4 @@ def _explained(h: Hypo, cands: list[Hypo]) -> bool:
 
 
 def _is_failure(s: Signal) -> bool:
-    from .catalog import SYMPTOMS
-
-    return any(sym.id == s.target and sym.failure for sym in SYMPTOMS)
+    return s.target in FAILURE_SYMPTOMS

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skill.api import _at_ns, _common
+from skill.api import analyse_replay
 from skill.catalog import BY_ID, MILESTONES
-from skill.engine import Analysis, analyse, resolve_jobset
+from skill.engine import Analysis
 from skill.errors import InputError
-from skill.queries import Scope
 from skill.redact import redact
-from skill.sources.replay import ReplaySource
 
 from .diagnose import DiagnoseInput
 from .inputs import WorkloadInput
@@ -33,24 +31,10 @@ class ExplainClassInput(BaseModel):
 
 
 def _analysis(p: WorkloadInput, at: str | None) -> Analysis:
-    """The same set-up as skill.api.diagnose_replay, stopping before the Diagnosis is built."""
+    """The replay analysis the diagnose tool builds on, stopping before the Diagnosis."""
     if not p.replay:
         raise InputError("give replay=FOLDER (live reads need project, location, cluster and jobset)")
-    source = ReplaySource(p.replay)
-    objects = source.objects()
-    inventory = source.inventory()
-    if not objects and not source.stats.entries_read and not inventory.jobsets and not source.stats.last_ts:
-        raise InputError(f"{p.replay}: no usable log entries or Kubernetes objects")
-    name = resolve_jobset(source, objects, p.jobset, inventory)
-    namespace = p.namespace or (inventory.namespaces.most_common(1)[0][0] if inventory.namespaces else None)
-    now = _at_ns(at or p.end)
-    end = now or source.stats.last_ts
-    start = source.stats.first_ts or end
-    scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace,
-                  cluster=_common(inventory.clusters), project=_common(inventory.projects))
-    analysis = analyse(source, scope, objects, now_ns=end)
-    analysis.model.location = analysis.model.location or _common(inventory.locations)
-    return analysis
+    return analyse_replay(p.replay, jobset=p.jobset, at=at or p.end, namespace=p.namespace)
 
 
 def get_workload(p: GetWorkloadInput) -> dict:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+from .loopback import LoopbackServer
 
 LIST_KIND = {"Event": "EventList", "Pod": "PodList", "Node": "NodeList"}
 
@@ -136,25 +138,11 @@ def _handler(state: FakeKube):
     return Handler
 
 
-class KubeServer:
+class KubeServer(LoopbackServer):
+
     def __init__(self, state: FakeKube):
         self.state = state
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> KubeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
+        super().__init__(_handler(state))
 
 
 LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet"}

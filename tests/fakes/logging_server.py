@@ -12,12 +12,14 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from skill.errors import FilterSyntaxError
 from skill.query import compile_filter
 from skill.records import parse_ts
+
+from .loopback import LoopbackServer
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
@@ -157,27 +159,12 @@ def _handler(state: FakeLogging):
     return Handler
 
 
-class LoggingServer:
+class LoggingServer(LoopbackServer):
     """Runs a FakeLogging on 127.0.0.1:<free port> in a thread; `url` is the endpoint for the client."""
 
     def __init__(self, state: FakeLogging):
         self.state = state
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> LoggingServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
+        super().__init__(_handler(state))
 
 
 def load_entries(case: Path) -> list[dict]:
