@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import quote as urlquote
 
 import jinja2
 
@@ -11,6 +12,7 @@ from .classify import ABSENCE_CLASSES, Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
 from .model import Workload
+from .query import quote
 from .records import Record, format_ns
 from .redact import redact
 from .signals import Signal
@@ -97,8 +99,32 @@ def _diverse(signals: list[Signal]) -> list[Signal]:
     return sorted(firsts.values(), key=lambda s: (-s.weight, s.ts))
 
 
-def _evidence_item(r: Record) -> Evidence:
-    return Evidence(id=r.id, timestamp=r.time or None, source=r.source, resource=r.resource, excerpt=excerpt(r.text))
+LINK_MARGIN_NS = 10 * 60 * 1_000_000_000
+
+
+def logs_explorer_link(r: Record, project: str | None) -> str | None:
+    """A Logs Explorer URL whose query finds exactly this entry, with the cursor on its time; None for object facts.
+
+    The form is the one the console produces when you copy a link to a query:
+    https://console.cloud.google.com/logs/query;query=...;cursorTimestamp=...;startTime=...;endTime=...?project=P
+    An Event exported by kubectl is cited by its uid, which the events log keeps as jsonPayload.metadata.uid.
+    """
+    if not project or r.source == "object":
+        return None
+    if r.source == "event" and r.log == "events":
+        query = f'logName="projects/{project}/logs/events"\n(insertId={quote(r.id)} OR jsonPayload.metadata.uid={quote(r.id)})'
+    else:
+        query = f"insertId={quote(r.id)}"
+    parts = [f"query={urlquote(query, safe='')}"]
+    if r.ts:
+        parts += [f"cursorTimestamp={r.time}", f"startTime={format_ns(r.ts - LINK_MARGIN_NS)}",
+                  f"endTime={format_ns(r.ts + LINK_MARGIN_NS)}"]
+    return f"https://console.cloud.google.com/logs/query;{';'.join(parts)}?project={urlquote(project, safe='')}"
+
+
+def _evidence_item(r: Record, project: str | None = None) -> Evidence:
+    return Evidence(id=r.id, timestamp=r.time or None, source=r.source, resource=r.resource, excerpt=excerpt(r.text),
+                    link=logs_explorer_link(r, project or r.project))
 
 
 def _failure_symptoms(symptoms: list[Signal]) -> list[Signal]:
@@ -199,13 +225,13 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     ctx = context(m, v.root, ents)
     evidence: dict[str, Evidence] = {}
     for s in _diverse(_primary(v.root)) + _diverse(v.root.strong_signals):
-        evidence.setdefault(s.record.id, _evidence_item(s.record))
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
         if len(evidence) >= MAX_ROOT_EVIDENCE:
             break
     for s in _failure_symptoms(v.symptoms)[:4]:
-        evidence.setdefault(s.record.id, _evidence_item(s.record))
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     if v.failure_class == "no_failure_detected" and m.progress:
-        evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record))
+        evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record, m.project))
     explanation = _render(cls.explanation, ctx) or cls.title
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
                              evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals[:5])))

@@ -147,6 +147,32 @@ def test_big_incident_is_read_narrowly():
     same(d, diagnose_replay(case))
 
 
+def test_fleet_of_256_hosts_over_two_hours_is_read_narrowly(tmp_path: Path):
+    """Issue 4's bound: 256 TPU hosts, 2 hours, the cause on one host of slice 11: <= 20 requests, <= 20,000 entries."""
+    from evals import builder
+
+    (tmp_path / "scenario.yaml").write_text((Path(__file__).parent / "scenarios" / "fleet-256.yaml").read_text())
+    builder.build(tmp_path / "scenario.yaml", tmp_path)
+    base = load_entries(tmp_path)
+    pods = {e["resource"]["labels"]["pod_name"] for e in base if e["resource"]["type"] == "k8s_container"}
+    assert sum("-worker-" in p for p in pods) == 256
+    with Live(tmp_path, base + _chatter(base, 100_000)) as lv:
+        d = lv.diagnose()
+    reqs = lv.logging.list_requests
+    print(f"fleet: {len(lv.entries)} entries served, {len(reqs)} entries.list requests, "
+          f"{lv.logging.entries_sent} entries transferred")
+    assert len(lv.entries) > 110_000
+    assert len(reqs) <= 20
+    assert lv.logging.entries_sent <= 20_000
+    assert d.budget.logging_requests == len(reqs)
+    assert d.failure_class == "tpu_hardware_failure"
+    assert {e.name for e in d.root_cause.entities} >= {next(p for p in pods if "-worker-11-7-" in p)}
+    node_filters = " ".join(r.body["filter"] for r in reqs if 'resource.type="k8s_node"' in r.body["filter"])
+    nodes = {e["labels"]["compute.googleapis.com/resource_name"] for e in base if "compute.googleapis.com/resource_name" in (e.get("labels") or {})}
+    assert nodes and all(n in node_filters for n in nodes)
+    same(d, diagnose_replay(tmp_path))
+
+
 # -- faults -------------------------------------------------------------------------------------------------------
 
 
@@ -305,3 +331,41 @@ def test_diagnose_tool_live(monkeypatch):
         out = registry()["diagnose"].call({"project": lv.project, "location": lv.location, "cluster": lv.cluster,
                                            "jobset": lv.jobset, "start": lv.start, "end": lv.end})
     assert out.get("failure_class") == expected(case)["failure_class"], out
+
+
+# -- Logs Explorer links ------------------------------------------------------------------------------------------
+
+
+def _link_parts(link: str) -> tuple[str, dict[str, str], str]:
+    from urllib.parse import unquote
+
+    head, _, project = link.partition("?project=")
+    path, *params = head.split(";")
+    assert path == "https://console.cloud.google.com/logs/query"
+    kv = dict(p.split("=", 1) for p in params)
+    return unquote(kv.pop("query")), kv, unquote(project)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnoses):
+    """The link's query, run over the case's own export with the project's evaluator, finds the cited entry."""
+    from skill.query import compile_filter
+
+    d = diagnoses[case.name]
+    entries = load_entries(case)
+    for e in d.evidence:
+        if e.source == "object":
+            assert e.link is None
+            continue
+        assert e.link, e.id
+        query, params, project = _link_parts(e.link)
+        assert project == d.workload.project
+        assert params["cursorTimestamp"] == e.timestamp
+        assert parse_ts(params["startTime"]) < parse_ts(e.timestamp) < parse_ts(params["endTime"])
+        pred = compile_filter(query)
+        hits = [x for x in entries if pred(x)]
+        if e.source == "event" and not any(x["insertId"] == e.id for x in entries):
+            # an Event exported by kubectl: the link finds its copies in the events log (if that was exported)
+            assert all((x.get("jsonPayload") or {}).get("metadata", {}).get("uid") == e.id for x in hits)
+        else:
+            assert [x["insertId"] for x in hits] == [e.id], (e.id, query)
