@@ -97,6 +97,7 @@ class Pod:
     pending: list[Item] = field(default_factory=list)
     pending_until: int | None = None
     shutdown: tuple[int, str] | None = None
+    shutdown_reasons: tuple[str, str] = ("Terminated", "TerminationByKubelet")  # status.reason, DisruptionTarget reason
     ended: int | None = None  # killed by a JobSet restart / terminal state
     deleted: bool = False  # its Job was deleted (JobSet finished while the Job was still active)
 
@@ -434,6 +435,9 @@ class Builder:
                 pod = self.pods_of(it)[0]
                 msg = it.spec.get("message", "Pod was terminated in response to imminent node shutdown.")
                 pod.shutdown = (it.at, msg)
+                pod.shutdown_reasons = (it.spec.get("reason", "Terminated"),
+                                        it.spec.get("condition_reason", "TerminationByKubelet"))
+                pod.deleted = pod.deleted or bool(it.spec.get("deleted"))
                 for c in pod.ctrs.values():
                     if c.runs and c.runs[-1].end is None and c.runs[-1].start <= it.at:
                         r = c.runs[-1]
@@ -1424,7 +1428,7 @@ class Builder:
                  "lastTransitionTime": ts(pod.scheduled)},
             ]
             if pod.shutdown:
-                conds.append({"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet",
+                conds.append({"type": "DisruptionTarget", "status": "True", "reason": pod.shutdown_reasons[1],
                               "message": pod.shutdown[1], "lastProbeTime": None,
                               "lastTransitionTime": ts(pod.shutdown[0])})
         status: dict[str, Any] = {"phase": phase, "conditions": conds, "qosClass": "Burstable" if pod.ref.role == "head" else "BestEffort"}
@@ -1435,7 +1439,7 @@ class Builder:
             if init:
                 status["initContainerStatuses"] = [statuses[c.name] for c in init]
         if pod.shutdown:
-            status.update(reason="Terminated", message=pod.shutdown[1])
+            status.update(reason=pod.shutdown_reasons[0], message=pod.shutdown[1])
         annotations = {"batch.kubernetes.io/job-completion-index": self.labels(pod)["batch.kubernetes.io/job-completion-index"],
                        "jobset.sigs.k8s.io/jobset-name": w["jobset"], "jobset.sigs.k8s.io/replicatedjob-name": pod.job.rjob,
                        "alpha.jobset.sigs.k8s.io/exclusive-topology":

@@ -71,7 +71,7 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
 ITEM_FIELDS: dict[str, set[str]] = {
     "log": {"pod", "pods", "except", "container", "text", "stream", "severity", "glog", "tid", "repeat", "step"},
     "exit": {"pod", "container", "exit_code", "reason", "message", "restart", "backoff"},
-    "shutdown": {"pod", "exit_code", "message"},
+    "shutdown": {"pod", "exit_code", "message", "reason", "condition_reason", "deleted"},
     "waiting": {"pod", "container", "reason", "message"},
     "crashloop": {"pod", "container", "after", "exit_code", "reason", "text", "glog", "tid", "stream", "severity"},
     "pending": {"pod", "pods", "except", "message", "repeat", "source", "until"},

@@ -23,8 +23,12 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"An unknown error has occurred, all pending programs will fail, and results may be corrupted", 0.75),
         Pattern(r"Megascale detects a hang that is likely caused by bad TPU chips", 0.9),
         Pattern(r"Potential cause: Bad TPU chips", 0.9),
-        Pattern(r"(?i)(?:no healthy (?:tpu )?devices|tpu (?:chip|device)s? .{0,40}unhealthy|ICI link.{0,40}(?:down|failed|error))", 0.75,
-                ("container", "node", "event")),
+        # ICI: a link that stays down stalls every collective over it; CRC/retrain warnings alone may recover.
+        Pattern(r"ICI link .{0,100}\bis down\b|ICI link (?:down|failure)\b", 0.85, ("container", "node", "serial")),
+        Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.6, ("container", "node", "serial")),
+        # The TPU device plugin / DRA driver reporting chips it will no longer hand out.
+        Pattern(r"(?i)no healthy (?:tpu )?devices|(?:tpu )?(?:chip|device)s? .{0,60}(?:marked |reported |is |are )unhealthy",
+                0.8, ("container", "node", "event")),
         Pattern(r"Accelerator device halted prematurely", 0.5),
     ),
     explanation="A TPU chip on {{ node }} ({{ pod }}) reported a fatal hardware error ({{ detail }}); the other hosts' timeouts and the restarts follow from it.",
@@ -38,8 +42,12 @@ TPU_HARDWARE_FAILURE = FailureClass(
 NODE_KERNEL_ERROR = FailureClass(
     id="node_kernel_error", title="The node's kernel reports a fault", phase="run", component="node kernel",
     patterns=(
-        Pattern(r"^(?:KernelOops|TaskHung|Ext4Error|IOError|CperHardwareErrorFatal|CperHardwareErrorRecoverable|XfsShutdown|ReadonlyFilesystem|KernelDeadlock|FilesystemIsReadOnly|MemoryReadError|UnregisterNetDevice): ",
+        # node-problem-detector kernel-monitor event reasons (temporary problems and permanent conditions).
+        Pattern(r"^(?:KernelOops|TaskHung|Ext4Error|IOError|CperHardwareErrorFatal|CperHardwareErrorRecoverable|XfsShutdown|KernelDeadlock|DockerHung|MemoryReadError|UnregisterNetDevice): ",
                 0.9, ("event",), entities=("Node",)),
+        # A read-only root or data filesystem breaks every later write and container creation on the node.
+        Pattern(r"^(?:ReadonlyFilesystem|FilesystemIsReadOnly): |Node condition ReadonlyFilesystem is now: True", 0.9,
+                ("event",), entities=("Node",)),
         Pattern(r"BUG: unable to handle (?:kernel )?(?:NULL pointer dereference|paging request)|Kernel panic|kernel BUG at", 0.9,
                 ("serial", "node"), entities=("Node",)),
         Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",)),
