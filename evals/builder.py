@@ -366,6 +366,8 @@ class Builder:
     def timeline(self, att: Attempt) -> None:
         head = att.pods[("head", 0, 0)]
         ms = att.ms
+        if "pods_created" in att.blocked:  # the Jobs exist but no pod is ever created (refused, or suspended)
+            return
         if self.schedule(head, head.created + self.jitter(0.4, 1.5)):
             ready = self.start_containers(head, list(HEAD_ORDER), head.scheduled, att)
             rm, px, cl = (head.ctrs[c].started for c in HEAD_ORDER)
@@ -377,7 +379,7 @@ class Builder:
                 ms["client_connect"] = max(cl + self.jitter(5, 9), ms["proxy_ready"] + NS)
             if ready is not None:
                 ms["head_ready"] = ready + self.jitter(1, 3)
-        if "head_ready" in ms and not self.ends_before(att, ms["head_ready"]):
+        if "head_ready" in ms and not self.ends_before(att, ms["head_ready"]) and "workers_created" not in att.blocked:
             att.workers_created = True
             serving = []
             for key, pod in att.pods.items():
@@ -701,7 +703,7 @@ class Builder:
     def background(self, att: Attempt) -> None:
         js = self.w["jobset"]
         for job in att.jobs.values():
-            if job.rjob == "worker" and not att.workers_created:
+            if (job.rjob == "worker" and not att.workers_created) or "pods_created" in att.blocked:
                 continue
             for pod in (p for p in att.pods.values() if p.job is job):
                 self.event_cluster(pod.created, "Job", job.name, job.uid, "batch/v1", "SuccessfulCreate",
@@ -1465,14 +1467,16 @@ class Builder:
 
     def final_pods(self) -> list[Pod]:
         att = self.attempts[-1]
-        return sorted((p for p in att.pods.values() if (p.ref.role == "head" or att.workers_created)
+        return sorted((p for p in att.pods.values() if ((p.ref.role == "head" and "pods_created" not in att.blocked)
+                                                        or att.workers_created)
                        and not p.deleted and p.created <= self.s.end and att.start <= self.s.end),
                       key=lambda p: p.name)
 
     def jobset_json(self) -> dict[str, Any]:
         w = self.w
         att = self.attempts[-1]
-        final = {p.name: self.pod_json(p) for p in att.pods.values() if p.created <= self.s.end}
+        final = {p.name: self.pod_json(p) for p in att.pods.values() if p.created <= self.s.end
+                 and "pods_created" not in att.blocked}
         head = att.pods[("head", 0, 0)]
         tmpl = lambda pod: {"metadata": {"annotations": {"alpha.jobset.sigs.k8s.io/exclusive-topology": (  # noqa: E731
             "kubernetes.io/hostname" if pod.ref.role == "head" else "cloud.google.com/gke-nodepool")}},
@@ -1495,7 +1499,7 @@ class Builder:
                       for j in jobs}
             failed = sum(1 for ph in phases.values() if "Failed" in ph)
             succeeded = sum(1 for ph in phases.values() if ph and all(x == "Succeeded" for x in ph))
-            ready = sum(1 for j in jobs if all(
+            ready = sum(1 for j in jobs if phases[j.name] and all(
                 final[p.name]["status"]["phase"] == "Running" and all(c["status"] == "True" for c in final[p.name]["status"]["conditions"] if c["type"] == "Ready")
                 for p in att.pods.values() if p.job is j and p.name in final))
             active = len(jobs) - failed - succeeded if self.terminal is None else 0
@@ -1519,7 +1523,8 @@ class Builder:
                      "failurePolicy": {"maxRestarts": w["max_restarts"], "restartStrategy": "Recreate"},
                      "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
                      "replicatedJobs": rjobs, "startupPolicy": {"startupPolicyOrder": "InOrder"},
-                     "successPolicy": {"operator": "All", "targetReplicatedJobs": ["pathways-head"]}, "suspend": False},
+                     "successPolicy": {"operator": "All", "targetReplicatedJobs": ["pathways-head"]},
+                     "suspend": any(c["type"] == "Suspended" and c["status"] == "True" for c in self.jobset_conditions)},
             "status": status,
         }
 

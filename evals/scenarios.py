@@ -89,7 +89,7 @@ ITEM_FIELDS: dict[str, set[str]] = {
 }
 
 MILESTONES = ("rm_serving", "proxy_ready", "client_connect", "worker_serving", "megascale", "slices_ready",
-              "first_step")
+              "first_step", "pods_created", "workers_created")
 
 _DUR = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
