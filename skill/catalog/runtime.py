@@ -13,6 +13,11 @@ def _plain_exception(groups: dict[str, str], text: str) -> bool:
                                        "ElasticRuntimeError", "DATA_LOSS"))
 
 
+def _not_bad_chips(groups: dict[str, str], text: str) -> bool:
+    """The hang detector's generic line, unless the same digest blames bad TPU chips (that is tpu_hardware_failure)."""
+    return "bad TPU chips" not in text and "Bad TPU chips" not in text
+
+
 HBM_OOM = FailureClass(
     id="hbm_oom", title="TPU HBM (or VMEM) exhausted", phase="compile/run", component="XLA:TPU / TPU runtime memory",
     patterns=(
@@ -29,6 +34,7 @@ HBM_OOM = FailureClass(
     fixes=(
         Fix("Read the memory breakdown XLA printed next to the error.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=200", "read-only"),
         Fix("Reduce per-device memory: smaller per-device batch or sequence length, shard parameters and optimizer state (check for accidental replication), donate buffers (donate_argnums), rematerialise with jax.checkpoint, use bf16, or move to a larger topology; XLA flag --xla_tpu_rematerialization_algo=PEAK_PRIORITY can help at compile time.", None, "low"),
+        Fix("For an allocation failure at run time (E0100, 'Error allocating device buffer'), drop references to arrays you no longer need (old train states, EMA or eval copies: check len(jax.live_arrays())) and rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true in the Pathways worker env so the allocator dumps what holds HBM.", None, "low"),
     ),
 )
 
@@ -45,13 +51,14 @@ HOST_OOM = FailureClass(
         Pattern(r"TaskOOM", 0.7, ("node",), entities=("Node",)),
         Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node")),
     ),
-    explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM.",
+    explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",
     explains=("proxy_connection_lost", "user_code_error", "slices_not_ready", "workload_stalled", "megascale_hang",
               "tpu_device_busy", "colocated_python_failure", "elastic_recovery_exhausted"),
     lookalikes=("hbm_oom", "spot_preemption", "host_maintenance"),
     fixes=(
         Fix("See the last termination of each container.", "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{range .status.initContainerStatuses[*]}{.name} {.lastState.terminated.reason} {.lastState.terminated.exitCode}{\"\\n\"}{end}{range .status.containerStatuses[*]}{.name} {.lastState.terminated.reason} {.lastState.terminated.exitCode}{\"\\n\"}{end}'", "read-only"),
-        Fix("Give {{ container }} more memory (pathways-proxy is limited to 100G and pathways-rm to 32G by default: raise the limit in a custom manifest and use a larger cpu-np machine such as n2-standard-64 or bigger), or cut host-side data loading in the client; size the colocated sidecar's shm_size_limit.", None, "low"),
+        Fix("Give the killed container more memory (pathways-proxy is limited to 100G and pathways-rm to 32G by default: raise resources.limits.memory in a custom manifest and use a larger cpu-np machine such as n2-standard-64 or bigger), or cut host-side data loading in the client; size the colocated sidecar's shm_size_limit.", None, "low"),
+        Fix("See what the node reported about the kill.", "kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={{ node }},reason=OOMKilling", "read-only"),
     ),
     sources=("object", "event"),
 )
@@ -90,6 +97,7 @@ USER_CODE_ERROR = FailureClass(
     fixes=(
         Fix("Read the whole traceback.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
         Fix("Fix the code or dependency named at the bottom of the traceback and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low"),
+        Fix("If the traceback ends inside site-packages, a dependency in the client image does not fit jax {{ jax_version }}: upgrade or pin it to a release built for this JAX (pip install -U <package>), run pip check in the image, and rebuild.", None, "low"),
     ),
 )
 
@@ -99,8 +107,9 @@ MEGASCALE_HANG = FailureClass(
     patterns=(
         Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95),
         Pattern(r"Megascale detects a hang but cannot determine the root cause", 0.9),
-        Pattern(r"Megascale detects a hang", 0.85),
-        Pattern(r"HANG_DETECTED", 0.8),
+        Pattern(r"Megascale detects a hang", 0.85, check=_not_bad_chips),
+        Pattern(r"HANG_DETECTED", 0.8, check=_not_bad_chips),
+        Pattern(r"Potential cause: (?P<cause>INCONSISTENT_TPU_PROGRAM|UNKNOWN|[A-Z_]*HANG[A-Z_]*)", 0.8),
         Pattern(r"(?i)(?:megascale|coordinat\w+|barrier).{0,80}(?:barrier|wait).{0,60}(?:timed out|timeout|DEADLINE_EXCEEDED)", 0.6),
     ),
     explanation="The multi-slice program of {{ jobset }} hung in MegaScale/DCN collectives ({{ detail }}).",
@@ -109,6 +118,7 @@ MEGASCALE_HANG = FailureClass(
     fixes=(
         Fix("Read the hang detector's digest on worker 0 of slice 0.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --tail=400", "read-only"),
         Fix("Make images, XLA_FLAGS and LIBTPU_INIT_ARGS identical on all workers; move I/O barriers out of collectives; consider --megascale_abort_on_hangs=true so a hang becomes a restart; collect stacks with xpk --deploy-stacktrace-sidecar.", None, "low"),
+        Fix("Capture what Google needs to debug the hang: rerun with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump (copy the dump to GCS with gcloud storage cp -r /tmp/xla_dump gs://<bucket>/) and --vmodule=real_program_continuator=1 on the workers (xpk --custom-pathways-worker-args).", None, "low"),
     ),
 )
 
@@ -126,7 +136,8 @@ TPU_DEVICE_BUSY = FailureClass(
     lookalikes=("libtpu_mismatch", "tpu_init_failure"),
     fixes=(
         Fix("See what else runs on the node.", "kubectl get pods -A -o wide --field-selector spec.nodeName={{ node }}", "read-only"),
-        Fix("Stop the other process: delete leftover pods of an earlier JobSet on the node, and make sure only one framework in the pod opens the TPU.", "kubectl delete pod <leftover-pod> -n {{ namespace }}", "high"),
+        Fix("Stop the other process: delete leftover pods of an earlier JobSet (or a node-debugger pod) on the node, and make sure only one framework in the pod opens the TPU.", "kubectl delete pod <leftover-pod> -n <its-namespace>", "high"),
+        Fix("If no pod owns the process (an orphan left by a crashed container runtime), take the node out of service so the worker lands elsewhere, and let GKE repair or replace the VM.", "kubectl cordon {{ node }}", "high"),
     ),
 )
 
@@ -139,6 +150,11 @@ TPU_INIT_FAILURE = FailureClass(
         Pattern(r"Couldn't open iommu group /dev/vfio/\d+", 0.8),
         Pattern(r"No accelerator found on this host", 0.85),
         Pattern(r"(?:metadata|Metadata).{0,60}(?:unavailable|failed|timed out).{0,60}(?:TPU|tpu)|TPU.{0,60}(?:metadata|worker address).{0,60}(?:unavailable|failed|invalid)", 0.7),
+        Pattern(r"Invalid --\w*worker_addresses specified\. Expected (?P<want>\d+) worker addresses, got (?P<got>\d+)", 0.95,
+                entities=("Pod", "JobSet"), note="the worker address list (TPU_WORKER_HOSTNAMES) does not match the slice"),
+        Pattern(r"(?i)(?:instance/attributes/)?(?:tpu-env|worker-network-endpoints|agent-worker-number|accelerator-type)\b.{0,160}"
+                r"(?:unavailable|timed out|timeout was reached|deadline|connection refused|connect failed|failed)", 0.8,
+                note="TPU runtime could not read its topology from the GCE metadata server"),
     ),
     explanation="The TPU runtime on {{ node }} failed to initialise ({{ detail }}), without busy-device or version text.",
     explains=("slices_not_ready", "user_code_error"),
@@ -146,6 +162,8 @@ TPU_INIT_FAILURE = FailureClass(
     fixes=(
         Fix("Read the worker's start-up log on that host.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --previous --tail=200", "read-only"),
         Fix("If it persists on one host, take the host out of service and let GKE replace it.", "kubectl cordon {{ node }}", "high"),
+        Fix("If every worker of a slice reports the wrong number of worker addresses, the manifest overrides what GKE injects: remove TPU_WORKER_HOSTNAMES / TPU_WORKER_ID / TPU_PROCESS_ADDRESSES from the {{ worker_job }} container env (or regenerate it with xpk or PathwaysJobSet) and keep spec.network.enableDNSHostnames: true so the hostnames resolve.", None, "low"),
+        Fix("If the runtime could not read tpu-env / worker-network-endpoints from the metadata server, check the node can reach it (curl -s -H 'Metadata-Flavor: Google' http://169.254.169.254/computeMetadata/v1/instance/attributes/tpu-env from a hostNetwork debug pod) and look for metadata-server or network errors in the node's kubelet log.", "kubectl get events -A --field-selector involvedObject.name={{ node }}", "read-only"),
     ),
 )
 
