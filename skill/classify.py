@@ -111,6 +111,10 @@ def _workload_stalled(model: Workload) -> Hypo | None:
 
 def _explains(a: Hypo, b: Hypo) -> bool:
     cls = BY_ID[a.failure_class]
+    if b.failure_class in cls.absorbs and a.score >= STRONG and b.first_ts <= a.first_ts + CAUSE_LEAD_NS:
+        return True  # a recovery that failed outranks the interruption it was meant to survive
+    if a.failure_class in BY_ID[b.failure_class].absorbs and b.score >= STRONG and a.first_ts <= b.first_ts + CAUSE_LEAD_NS:
+        return False
     if b.failure_class not in cls.explains and b.failure_class != "user_code_error":
         return False
     if b.failure_class in ABSENCE_CLASSES:

@@ -228,6 +228,9 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
         if len(evidence) >= MAX_ROOT_EVIDENCE:
             break
+    for h in v.ranked[1:]:  # what a failed recovery was meant to survive: the trigger and what kept the slice away
+        if h.failure_class in cls.absorbs and h.signals:
+            evidence.setdefault(h.strong_signals[0].record.id, _evidence_item(h.strong_signals[0].record, m.project))
     for s in _failure_symptoms(v.symptoms)[:4]:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     if v.failure_class == "no_failure_detected" and m.progress:

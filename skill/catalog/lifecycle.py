@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from .types import FailureClass, Fix, Pattern
 
+# What the recovery mechanisms exist to survive: slice and host losses, and the capacity a replacement waits for.
+_INTERRUPTIONS = ("spot_preemption", "host_maintenance", "node_lost", "tpu_hardware_failure", "node_kernel_error")
+_REPLACEMENT = ("tpu_capacity_unavailable", "tpu_quota_exceeded")
+
 SLICES_NOT_READY = FailureClass(
     id="slices_not_ready", title="The resource manager never reports all slices ready", phase="start",
     component="pathways-rm / worker registration",
@@ -40,10 +44,13 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
     ),
     explanation="Elastic training in {{ pod }} gave up ({{ detail }}): its retries or the wait for replacement slices ran out.",
     explains=("user_code_error",),
+    absorbs=_INTERRUPTIONS + _REPLACEMENT,
     lookalikes=("hot_swap_failure",),
     fixes=(
         Fix("See why the replacement slice did not come back (its worker pods).", "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} -o wide", "read-only"),
-        Fix("Raise ElasticRetryLimit(max_attempts) or the slice wait timeout, lower minimum_slice_count in Manager.elastic_retry, and fix the capacity that kept the slice away.", None, "low"),
+        Fix("Read the elastic manager's attempts and slice waits in the client log.",
+            "kubectl logs {{ head_pod }} -n {{ namespace }} -c {{ user_container }} | grep -E 'pathwaysutils.elastic|Elastic attempt|slices active|_simple_execution'", "read-only"),
+        Fix("Raise ElasticRetryLimit(max_attempts) or the slice wait timeout, lower minimum_slice_count in Manager.elastic_retry so training continues on the surviving slices, and fix the capacity that kept the slice away (resubmit with xpk --elastic-slices=1 --max-slice-restarts=3 on a reservation rather than Spot).", None, "low"),
     ),
 )
 
@@ -56,6 +63,7 @@ HOT_SWAP_FAILURE = FailureClass(
     ),
     explanation="A slice of {{ jobset }} was interrupted and could not be remapped onto a standby slice ({{ detail }}), so the workload waited or restarted.",
     explains=("workload_stalled", "user_code_error"),
+    absorbs=_INTERRUPTIONS + _REPLACEMENT,
     lookalikes=("elastic_recovery_exhausted",),
     fixes=(
         Fix("Check the standby capacity.", "kubectl get pods -A -l jobset.sigs.k8s.io/priority -o wide", "read-only"),
@@ -73,6 +81,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
     ),
     explanation="A planned preemption of {{ jobset }} ended in a full restart instead of a transparent resume ({{ detail }}).",
     explains=("user_code_error", "workload_stalled"),
+    absorbs=("spot_preemption", "host_maintenance", "node_lost"),
     lookalikes=("spot_preemption", "host_maintenance"),
     fixes=(
         Fix("Raise terminationGracePeriodSeconds (xpk -tgps=600) so the snapshot can finish, avoid colocated Python (stateful, not restorable) where resume matters, and keep the scratch bucket healthy.", None, "low"),

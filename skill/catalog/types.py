@@ -59,6 +59,9 @@ class FailureClass:
     lookalikes: tuple[str, ...] = ()
     fixes: tuple[Fix, ...] = ()
     sources: tuple[str, ...] = ("container",)  # what the class needs to be seen; a missing one is a data gap
+    # Interruptions this class's recovery mechanism exists to survive: when a strong match shows the recovery itself
+    # failed, this class is the root and the interruption is only its trigger (elastic, hot swap, suspend-resume).
+    absorbs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
