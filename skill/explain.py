@@ -214,6 +214,10 @@ def data_gaps(a: Analysis) -> list[str]:
     serial = any(log.startswith("serialconsole") for log in m.logs_seen)
     if not serial and a.verdict.failure_class in ("unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"):
         gaps.append("no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked")
+    audit = any(log.startswith("cloudaudit.googleapis.com") for log in m.logs_seen)
+    if not audit and a.verdict.failure_class in ("spot_preemption", "host_maintenance", "node_lost"):
+        gaps.append("no Compute Engine audit logs (cloudaudit.googleapis.com/system_event): whether the VM was preempted, "
+                    "hit a host error or was stopped for host maintenance is inferred from the node, not confirmed")
     return gaps + a.verdict.notes
 
 

@@ -94,8 +94,10 @@ SPOT_PREEMPTION = FailureClass(
         Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",)),
         Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node")),
         Pattern(r"TerminationByKubelet", 0.45, ("object", "event"), entities=("Pod", "Node")),
+        # kubelet graceful node shutdown: the ACPI power-off a reclaimed Spot VM gets ~30 s before it stops.
         Pattern(r"Shutdown manager detected new shutdown event|Shutdown manager .{0,40}(?:shutting down|processing shutdown)",
                 0.5, ("node",), entities=("Node",)),
+        Pattern(r"Shutdown manager killing pod with gracePeriod", 0.5, ("node",), entities=("Node",)),
     ),
     explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died and the job's timeouts and restarts followed.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
