@@ -15,8 +15,30 @@ def _all_nodes_mismatch(groups: dict[str, str], text: str) -> bool:
     return bool(m) and m.group(1) == m.group(2)
 
 
+def _placement_not_selector_only(groups: dict[str, str], text: str) -> bool:
+    """Selectors exclude some nodes and taints/affinity the rest (the all-selector case has its own rule)."""
+    return _placement_only(groups, text) and not _all_nodes_mismatch(groups, text)
+
+
 def _not_all_nodes_mismatch(groups: dict[str, str], text: str) -> bool:
-    return not _all_nodes_mismatch(groups, text)
+    return not _all_nodes_mismatch(groups, text) and not _placement_only(groups, text)
+
+
+_SUMMARY = re.compile(r"0/(\d+) nodes are available: ([^.]*)")
+_REASON = re.compile(r"(\d+) ([^,]+)")
+_PLACEMENT = ("didn't match Pod's node affinity/selector", "had untolerated taint", "didn't match pod anti-affinity",
+              "didn't match pod affinity", "didn't satisfy existing pods anti-affinity", "node(s) were unschedulable")
+
+
+def _placement_only(groups: dict[str, str], text: str) -> bool:
+    """Every node is excluded by selectors, taints or (anti-)affinity, none by resources: more capacity would not help."""
+    m = _SUMMARY.search(text)
+    if not m or "didn't match Pod's node affinity/selector" not in m.group(2):
+        return False
+    reasons = _REASON.findall(m.group(2))
+    excluded = sum(int(n) for n, why in reasons if any(p in why for p in _PLACEMENT))
+    return not any("Insufficient" in why for _, why in reasons) and excluded >= int(m.group(1)) > 0
+
 
 
 _EVENT = ("event", "object")
@@ -32,6 +54,10 @@ JOBSET_REJECTED = FailureClass(
                 ("event", "object", "container"), entities=("JobSet",)),
         Pattern(r"(?:FailedCreate|JobCreationFailed)\b.*(?:Error creating|is invalid|forbidden|denied)", 0.8, _EVENT,
                 entities=("JobSet",)),
+        Pattern(r"(?:JobCreationFailed|HeadlessServiceCreationFailed): ", 0.7, _EVENT, entities=("JobSet",)),
+        Pattern(r"failed calling webhook \"[a-z]*(?:jobset|pod)\.kb\.io\".{0,300}(?:no endpoints available|context deadline exceeded|connection refused|x509)",
+                0.9, _EVENT, entities=("JobSet",)),
+        Pattern(r"only \"Never\" is supported when podFailurePolicy is specified", 0.95, _EVENT, entities=("JobSet",)),
     ),
     explanation="The JobSet {{ jobset }} (or one of its child Jobs) was refused when it was created, so some pods never existed.",
     explains=("slices_not_ready", "workload_stalled", "proxy_unreachable"),
@@ -40,6 +66,9 @@ JOBSET_REJECTED = FailureClass(
         Fix("Check that the JobSet controller and its webhook are running.", "kubectl get pods -n jobset-system", "read-only"),
         Fix("Read the creation error on the JobSet and its Jobs.", "kubectl describe jobset {{ jobset }} -n {{ namespace }}", "read-only"),
         Fix("Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.", None, "low"),
+        Fix("If the webhook has no endpoints, bring the controller back: see why jobset-controller-manager is not Ready (Pending, ImagePullBackOff, OOMKilled), then restart it; the JobSet's Jobs create their pods once the webhook answers.",
+            "kubectl describe pods -n jobset-system -l control-plane=controller-manager && kubectl rollout restart deployment/jobset-controller-manager -n jobset-system", "high"),
+        Fix("If a child Job spec is invalid (e.g. podFailurePolicy in the worker template), fix the template: podFailurePolicy needs restartPolicy: Never in the pod template, or drop podFailurePolicy and keep restartPolicy: OnFailure (xpk and pathwaysutils generate the valid form); then recreate the JobSet.", None, "low"),
     ),
     sources=("event", "object"),
 )
@@ -52,6 +81,10 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         Pattern(r"insufficient unused quota for google\.com/tpu in flavor", 0.95, _EVENT, entities=("Workload", "JobSet")),
         Pattern(r"(?:PriorityClass|priority class)\S* .{0,40}not found", 0.8, _EVENT, entities=("Workload", "JobSet")),
         Pattern(r"QuotaReserved.{0,20}False", 0.5, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"insufficient quota for \S+ in flavor \S+.{0,200}> maximum capacity", 0.95, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"(?i)priorityclass(?:\.scheduling\.k8s\.io)? \"[^\"]+\" not found", 0.85, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"LocalQueue \S+ doesn't exist|ClusterQueue \S+ (?:doesn't exist|is inactive)", 0.85, _EVENT,
+                entities=("Workload", "JobSet")),
     ),
     explanation="Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the pods stay gated.",
     explains=("slices_not_ready", "workload_stalled"),
@@ -59,6 +92,9 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
     fixes=(
         Fix("See why the Workload is not admitted.", "kubectl get workloads -n {{ namespace }} && kubectl describe workloads -n {{ namespace }}", "read-only"),
         Fix("Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.", "kubectl get clusterqueues -o wide", "read-only"),
+        Fix("See what holds the flavor's quota and what the ClusterQueue can lend or borrow.",
+            "kubectl get workloads -A -o wide && kubectl describe clusterqueue $(kubectl get localqueue -n {{ namespace }} -o jsonpath='{.items[0].spec.clusterQueue}')", "read-only"),
+        Fix("A request above the queue's maximum capacity can never be admitted: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.", None, "low"),
     ),
     sources=("event",),
 )
@@ -75,6 +111,8 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
                 entities=("Pod",), transient=True),
         Pattern(r"Insufficient (?:google\.com/)?tpu", 0.6, _EVENT, entities=("Pod",), transient=True,
                 check=_not_all_nodes_mismatch),
+        Pattern(r"(?:does not have available resources for the request|reservation .{0,120}(?:exhausted|is fully used|no available capacity))",
+                0.9, ("event", "node", "object"), entities=("Pod", "NodePool")),
     ),
     explanation="The worker pods of {{ jobset }} cannot be scheduled: there is no free TPU capacity of the requested type and topology, and the scale-up failed for lack of resources.",
     explains=("slices_not_ready", "workload_stalled", "node_selector_mismatch", "hot_swap_failure"),
@@ -95,12 +133,15 @@ TPU_QUOTA_EXCEEDED = FailureClass(
         Pattern(r"scale\.up\.error\.quota\.exceeded", 0.95, ("event",), entities=("Pod", "NodePool")),
         Pattern(r"(?:GCE_QUOTA_EXCEEDED|QUOTA_EXCEEDED|Insufficient quota to satisfy the request|Quota '[A-Z0-9_]+' exceeded)",
                 0.95, ("event", "node", "object"), entities=("Pod", "NodePool")),
+        Pattern(r"FailedScaleUp: .{0,200}GCE quota exceeded", 0.9, ("event",), entities=("Pod",)),
     ),
     explanation="Scale-up for {{ jobset }} failed on Compute Engine quota: the project's regional TPU quota is lower than the slices need.",
-    explains=("slices_not_ready", "workload_stalled", "tpu_capacity_unavailable"),
-    lookalikes=("tpu_capacity_unavailable",),
+    explains=("slices_not_ready", "workload_stalled", "tpu_capacity_unavailable", "node_selector_mismatch"),
+    lookalikes=("tpu_capacity_unavailable", "kueue_admission_blocked"),
     fixes=(
         Fix("See the TPU quotas of the region.", "gcloud compute regions describe {{ region }} --project={{ project }} --format='table(quotas.metric,quotas.limit,quotas.usage)'", "read-only"),
+        Fix("See the TPU quota the scale-up hit (TPUS_PER_TPU_FAMILY and the per-generation chip quotas) and its usage.",
+            "gcloud compute regions describe {{ region }} --project={{ project }} --flatten=quotas --filter='quotas.metric~TPU' --format='table(quotas.metric,quotas.limit,quotas.usage)'", "read-only"),
         Fix("Request a quota increase for the TPU family in the Cloud console (IAM & Admin > Quotas), or run on reserved capacity, which needs no on-demand quota.", None, "low"),
     ),
     sources=("event",),
@@ -112,6 +153,8 @@ NODE_SELECTOR_MISMATCH = FailureClass(
     patterns=(
         Pattern(r"didn't match Pod's node affinity/selector", 0.95, _EVENT, entities=("Pod",), transient=True,
                 check=_all_nodes_mismatch),
+        Pattern(r"0/\d+ nodes are available: .*didn't match Pod's node affinity/selector", 0.9, _EVENT, entities=("Pod",),
+                transient=True, check=_placement_not_selector_only),
         Pattern(r"didn't match Pod's node affinity/selector", 0.35, _EVENT, entities=("Pod",), transient=True),
         Pattern(r"(?:Invalid topology!!!|invalid TPU topology for worker type|Unsupported TPU type|Invalid topology format)",
                 0.9, ("event", "object", "container"), entities=("Pod", "JobSet")),
@@ -124,6 +167,8 @@ NODE_SELECTOR_MISMATCH = FailureClass(
     fixes=(
         Fix("Compare the pod's selectors with the labels of the TPU node pools.",
             "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{.spec.nodeSelector}' && kubectl get nodes -L cloud.google.com/gke-tpu-accelerator -L cloud.google.com/gke-tpu-topology -L cloud.google.com/gke-nodepool", "read-only"),
+        Fix("If the head pod is the one pending, the cluster has no CPU pool for it: the head selects cloud.google.com/gke-nodepool=cpu-np and needs ~24 CPUs and 132G+ memory; create the pool (or recreate the cluster with xpk cluster create-pathways).",
+            "gcloud container node-pools create cpu-np --cluster={{ cluster }} --location={{ location }} --project={{ project }} --machine-type=n2-standard-64 --num-nodes=1", "high"),
         Fix("Regenerate the manifest (xpk or pathwaysutils PathwaysJobSet) so cloud.google.com/gke-tpu-accelerator, cloud.google.com/gke-tpu-topology, the RM --instance_type and the worker completions match the node pool; delete stale JobSets that still hold nodes under exclusive placement.", None, "low"),
     ),
     sources=("event",),
