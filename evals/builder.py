@@ -28,6 +28,7 @@ from evals.scenarios import NS, Item, PodRef, Scenario, ScenarioError, fmt_ns, g
 IMAGE_BASE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
 HEAD_ORDER = ("pathways-rm", "pathways-proxy", "jax-tpu")
 MAIN = {"head": "jax-tpu", "worker": "pathways-worker"}
+SIDECAR = "colocated-python-sidecar"
 BACKOFF_CAP = 300 * NS
 
 
@@ -228,7 +229,10 @@ class Builder:
             return f"{IMAGE_BASE}/proxy_server:{self.w['proxy_tag']}"
         if container == "jax-tpu":
             return self.w["user_image"]
-        return f"{IMAGE_BASE}/server:{self.w['server_tag']}"
+        if container == SIDECAR:
+            tag = str(self.w["colocated_python"])
+            return tag if "/" in tag else f"{IMAGE_BASE}-colocated-python/sidecar:{tag}"
+        return self.w["server_image"] or f"{IMAGE_BASE}/server:{self.w['server_tag']}"
 
     def image_meta(self, image: str) -> tuple[str, int]:
         if image not in self.images:
@@ -260,9 +264,10 @@ class Builder:
             att.jobs[job.name] = job
             for v in range(self.w["hosts_per_slice"]):
                 node = next((n for n in self.nodes if n.kind == "tpu" and n.index == (s, v)), None)
+                ctrs = {SIDECAR: Ctr(SIDECAR, self.image(SIDECAR), True)} if self.w["colocated_python"] else {}
+                ctrs["pathways-worker"] = Ctr("pathways-worker", self.image("pathways-worker"), False)
                 att.pods[("worker", s, v)] = Pod(
-                    PodRef("worker", s, v, att.n), f"{job.name}-{v}-{self.alnum(5)}", self.uid(), job, node, 0,
-                    {"pathways-worker": Ctr("pathways-worker", self.image("pathways-worker"), False)})
+                    PodRef("worker", s, v, att.n), f"{job.name}-{v}-{self.alnum(5)}", self.uid(), job, node, 0, ctrs)
         for pod in att.pods.values():
             for c in pod.ctrs.values():
                 c.cid = self.hexs(64)
@@ -388,7 +393,7 @@ class Builder:
                 pod.created = ms["head_ready"] + self.jitter(0.1, 0.8)
                 if not self.schedule(pod, pod.created + self.jitter(0.3, 1.5)):
                     continue
-                started = self.start_containers(pod, ["pathways-worker"], pod.scheduled, att)
+                started = self.start_containers(pod, list(pod.ctrs), pod.scheduled, att)
                 if started is None:
                     continue
                 if "worker_serving" not in att.blocked:
@@ -488,7 +493,7 @@ class Builder:
         for att in self.attempts:
             for pod in att.pods.values():
                 for c in pod.ctrs.values():
-                    if c.name == "jax-tpu" or not c.runs or c.runs[0].end is None:
+                    if c.name in ("jax-tpu", SIDECAR) or not c.runs or c.runs[0].end is None:
                         continue
                     t = c.runs[0].end
                     att.progress_stop = t if att.progress_stop is None else min(att.progress_stop, t)
@@ -878,8 +883,9 @@ class Builder:
         t0 = cl.runs[0].start + self.jitter(1, 2.5)
         if "tpu_backend" in bg["noise"]:
             self.cline(head, cl, t0, *sc.NOISE["tpu_backend"])
-        self.cline(head, cl, t0 + self.jitter(0.3, 0.8), "stderr",
-                   "WARNING:absl:pathwaysutils: Detected Pathways-on-Cloud backend. Applying changes.")
+        if self.w["pathwaysutils"]:
+            self.cline(head, cl, t0 + self.jitter(0.3, 0.8), "stderr",
+                       "WARNING:absl:pathwaysutils: Detected Pathways-on-Cloud backend. Applying changes.")
         if "compile_cache_off" in bg["noise"]:
             self.cline(head, cl, t0 + self.jitter(0.9, 1.2), *sc.NOISE["compile_cache_off"])
         if "client_connect" not in ms:
@@ -1271,6 +1277,10 @@ class Builder:
                         ports=[{"containerPort": 29000, "protocol": "TCP"}], env=head_env,
                         resources={"limits": {"cpu": "16", "memory": "100G"},
                                    "requests": {"cpu": "16", "memory": "100G"}}, restartPolicy="Always")
+        elif c.name == SIDECAR:
+            spec.update(ports=[{"containerPort": 50051, "protocol": "TCP"}], restartPolicy="Always",
+                        env=[{"name": "GRPC_SERVER_ADDRESS", "value": "0.0.0.0:50051"},
+                             {"name": "PYTHONUNBUFFERED", "value": "1"}])
         elif c.name == "jax-tpu":
             target = w["backend_target"] or "grpc://$(PATHWAYS_HEAD):29000"
             spec.update(command=["bash", "-c", "python3 -m MaxText.train MaxText/configs/base.yml "

@@ -40,6 +40,9 @@ WORKLOAD_DEFAULTS: dict[str, Any] = {
     "rm_instance_count": None,
     "worker_rm_address": None,
     "backend_target": None,
+    "server_image": None,  # a custom server image (RM + workers) instead of IMAGE_BASE/server:<server_tag>
+    "colocated_python": None,  # sidecar tag (or a full image): workers get a colocated-python-sidecar native sidecar
+    "pathwaysutils": True,  # false: the client never prints "pathwaysutils: Detected Pathways-on-Cloud backend"
     "queue": "multislice-queue",
 }
 
