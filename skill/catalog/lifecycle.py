@@ -41,6 +41,8 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
         Pattern(r"Timed out waiting for \d+ slices", 0.95, entities=("Pod", "Container")),
         Pattern(r"Retry policy rejected retry", 0.8, entities=("Pod", "Container")),
         Pattern(r"Catastrophic error in monitor thread", 0.8, entities=("Pod", "Container")),
+        Pattern(r"Error with _simple_execution for slice_index=\d+", 0.6, entities=("Pod", "Container"),
+                note="a returning slice failed the elastic health check"),
     ),
     explanation="Elastic training in {{ pod }} gave up ({{ detail }}): its retries or the wait for replacement slices ran out.",
     explains=("user_code_error",),
@@ -50,6 +52,8 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
         Fix("See why the replacement slice did not come back (its worker pods).", "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} -o wide", "read-only"),
         Fix("Read the elastic manager's attempts and slice waits in the client log.",
             "kubectl logs {{ head_pod }} -n {{ namespace }} -c {{ user_container }} | grep -E 'pathwaysutils.elastic|Elastic attempt|slices active|_simple_execution'", "read-only"),
+        Fix("A slice that fails the _simple_execution health check on every attempt is faulty: find its nodes and take them out of scheduling before retrying.",
+            "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} -o custom-columns=POD:.metadata.name,SLICE:.metadata.labels.jobset\\.sigs\\.k8s\\.io/job-index,NODE:.spec.nodeName,RESTARTS:.status.containerStatuses[*].restartCount", "read-only"),
         Fix("Raise ElasticRetryLimit(max_attempts) or the slice wait timeout, lower minimum_slice_count in Manager.elastic_retry so training continues on the surviving slices, and fix the capacity that kept the slice away (resubmit with xpk --elastic-slices=1 --max-slice-restarts=3 on a reservation rather than Spot).", None, "low"),
     ),
 )
