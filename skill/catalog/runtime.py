@@ -5,6 +5,7 @@ from __future__ import annotations
 from .types import FailureClass, Fix, Pattern
 
 _PC = ("Pod", "Container")
+_PJ = ("Pod", "JobSet")  # the hang detector reports on worker 0; the hang is the whole program's
 
 
 def _plain_exception(groups: dict[str, str], text: str) -> bool:
@@ -69,16 +70,20 @@ XLA_COMPILE_ERROR = FailureClass(
     patterns=(
         Pattern(r"Mosaic failed to compile TPU kernel", 0.95, entities=_PC),
         Pattern(r"Failed to run pass pipeline", 0.8, entities=_PC),
+        Pattern(r"'memref\.alloca' op current allocation offset upper bound .{0,80}exceeds the legitimate user allocatable", 0.9,
+                entities=_PC, note="SparseCore compile-time allocation failure (E3000), not an HBM OOM"),
         Pattern(r"cannot statically prove that index in dimension \d+ is a multiple of", 0.9, entities=_PC),
         Pattern(r"(?:XLA|xla).{0,40}compil(?:e|ation) (?:error|failed)|INTERNAL: .{0,40}[Cc]ompil(?:e|ation) failed", 0.7, entities=_PC),
         Pattern(r"observed errors are: \[User\]", 0.8, entities=_PC),
     ),
-    explanation="Compilation of the program of {{ jobset }} failed for a reason other than memory ({{ detail }}); a Pallas/Mosaic kernel that does not fit the TPU generation, or a server libtpu older than the client's JAX.",
+    explanation="Compilation of the program of {{ jobset }} failed for a reason other than memory ({{ detail }}). Usual causes: a Pallas/Mosaic kernel using an op or dtype this TPU generation lacks, a SparseCore program that does not fit its scratch memory, or a server libtpu older than the client's JAX.",
     explains=("user_code_error",),
     lookalikes=("hbm_oom", "libtpu_mismatch"),
     fixes=(
         Fix("Dump the HLO of the failing program to see the op: run the client with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump.", None, "low"),
-        Fix("Align the Pathways server image tag with the client's JAX (server:jax-<client version>) so kernels are compiled by the libtpu they were lowered for, and fix the kernel's block shapes.", None, "low"),
+        Fix("Align the Pathways server image tag with the client's JAX (server:jax-{{ jax_version }}, xpk --server-image and --proxy-server-image) so kernels are compiled by the libtpu they were lowered for, and fix the kernel's block shapes.", None, "low"),
+        Fix("For a Pallas/Mosaic kernel, dump what Mosaic emitted with LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=/tmp/mosaic and cast operands to a type this TPU generation's MXU supports (bf16/f32; fp8 and int4 are not native on older chips); keep --xla_mosaic_compat_mode on.", None, "low"),
+        Fix("For a SparseCore allocation failure (E3000, 'memref.alloca' ... exceeds the legitimate user allocatable offset), dump the SparseCore MLIR with --xla_sc_dump_mlir_to=/tmp/sc, lower max_ids_per_partition / max_unique_ids_per_partition of the embedding tables, or disable SparseCore collective offload (--xla_tpu_enable_sparse_core_collective_offload_all_reduce=false).", None, "low"),
     ),
 )
 
@@ -105,11 +110,11 @@ MEGASCALE_HANG = FailureClass(
     id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
     component="MegaScale / DCN collectives",
     patterns=(
-        Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95),
-        Pattern(r"Megascale detects a hang but cannot determine the root cause", 0.9),
-        Pattern(r"Megascale detects a hang", 0.85, check=_not_bad_chips),
-        Pattern(r"HANG_DETECTED", 0.8, check=_not_bad_chips),
-        Pattern(r"Potential cause: (?P<cause>INCONSISTENT_TPU_PROGRAM|UNKNOWN|[A-Z_]*HANG[A-Z_]*)", 0.8),
+        Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95, entities=_PJ),
+        Pattern(r"Megascale detects a hang but cannot determine the root cause", 0.9, entities=_PJ),
+        Pattern(r"Megascale detects a hang", 0.85, check=_not_bad_chips, entities=_PJ),
+        Pattern(r"HANG_DETECTED", 0.8, check=_not_bad_chips, entities=_PJ),
+        Pattern(r"Potential cause: (?P<cause>INCONSISTENT_TPU_PROGRAM|UNKNOWN|[A-Z_]*HANG[A-Z_]*)", 0.8, entities=_PJ),
         Pattern(r"(?i)(?:megascale|coordinat\w+|barrier).{0,80}(?:barrier|wait).{0,60}(?:timed out|timeout|DEADLINE_EXCEEDED)", 0.6),
     ),
     explanation="The multi-slice program of {{ jobset }} hung in MegaScale/DCN collectives ({{ detail }}).",
@@ -117,6 +122,7 @@ MEGASCALE_HANG = FailureClass(
     lookalikes=("tpu_hardware_failure", "workload_stalled"),
     fixes=(
         Fix("Read the hang detector's digest on worker 0 of slice 0.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --tail=400", "read-only"),
+        Fix("For INCONSISTENT_TPU_PROGRAM, pin one server build for every worker instead of a moving tag: xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} and --proxy-server-image=.../proxy_server:jax-{{ jax_version }} (imagePullPolicy is Always, so :latest can change between pulls).", None, "low"),
         Fix("Make images, XLA_FLAGS and LIBTPU_INIT_ARGS identical on all workers; move I/O barriers out of collectives; consider --megascale_abort_on_hangs=true so a hang becomes a restart; collect stacks with xpk --deploy-stacktrace-sidecar.", None, "low"),
         Fix("Capture what Google needs to debug the hang: rerun with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump (copy the dump to GCS with gcloud storage cp -r /tmp/xla_dump gs://<bucket>/) and --vmodule=real_program_continuator=1 on the workers (xpk --custom-pathways-worker-args).", None, "low"),
     ),
