@@ -129,6 +129,8 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
         return "failed"
     if model.condition("Completed"):
         return "healthy"
+    if root == "hot_swap_failure" and any(p.phase == "Pending" for p in model.pods.values()):
+        return "stalled"  # the replacement slice waits for a victim it cannot preempt
     if "jobset_restarting" in have or model.jobset_restarts > 0 or "crashloop" in have:
         return "crashing"
     if any(c.restarts > 0 for p in model.pods.values() for c in p.containers.values()) and "container_failed" in have:

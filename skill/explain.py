@@ -22,7 +22,7 @@ MAX_ROOT_EVIDENCE = 6
 MAX_ENTITIES = 12
 # Classes whose cause sits on many pods at once (every pending worker), not on one host.
 SPREAD = {"tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked",
-          "image_pull_failure", "jobset_rejected"}
+          "image_pull_failure", "jobset_rejected", "hot_swap_failure"}
 # Classes whose cause is in the program or the JobSet's spec, so the JobSet itself is implicated.
 JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selector_mismatch", "ifrt_version_mismatch",
                 "tpu_capacity_unavailable", "tpu_quota_exceeded", "kueue_admission_blocked", "jobset_rejected",

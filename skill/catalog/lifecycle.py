@@ -61,6 +61,10 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
 HOT_SWAP_FAILURE = FailureClass(
     id="hot_swap_failure", title="An interrupted slice could not be hot-swapped", phase="run", component="Pathways hot swap",
     patterns=(
+        # The scheduler's own words for a replacement pod that can neither use the lost node nor preempt a standby.
+        Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
+                r".*(?:No preemption victims found for incoming pod|not eligible due to preemptionPolicy=Never)", 0.9, ("event",),
+                entities=("Pod",), note="a replacement slice could not preempt a standby workload"),
         Pattern(r"(?i)hot[- _]?swap.{0,120}(?:fail|unable|no (?:standby|spare|available)|timed out|abort)", 0.9),
         Pattern(r"(?i)no (?:standby|spare) slices? (?:available|found)", 0.85),
         Pattern(r"(?i)standby(?: slice)? pool.{0,80}(?:empty|exhausted|unavailable)", 0.8),
@@ -70,8 +74,11 @@ HOT_SWAP_FAILURE = FailureClass(
     absorbs=_INTERRUPTIONS + _REPLACEMENT,
     lookalikes=("elastic_recovery_exhausted",),
     fixes=(
-        Fix("Check the standby capacity.", "kubectl get pods -A -l jobset.sigs.k8s.io/priority -o wide", "read-only"),
-        Fix("Keep a standby or lower-priority slice of the same type and topology available for hot swap, or fall back to elastic slices.", None, "low"),
+        Fix("See the replacement pods that cannot be placed and the scheduler's reason.",
+            "kubectl get events -n {{ namespace }} --field-selector reason=FailedScheduling --sort-by=.lastTimestamp | grep {{ jobset }}", "read-only"),
+        Fix("Compare the priority classes: hot swap only preempts pods of a strictly lower priority, and only if the preemptor's preemptionPolicy allows it.",
+            "kubectl get priorityclass -o custom-columns=NAME:.metadata.name,VALUE:.value,PREEMPTION:.preemptionPolicy && kubectl get pods -A -o custom-columns=NS:.metadata.namespace,POD:.metadata.name,PRIORITY:.spec.priorityClassName,NODE:.spec.nodeName | grep -v '<none>$'", "read-only"),
+        Fix("Give the training JobSet's pods a priorityClassName above the standby workloads' (xpk --priority=high for training, --priority=low for standby jobs) whose PriorityClass has preemptionPolicy: PreemptLowerPriority, and keep the standby on the same accelerator and cloud.google.com/gke-tpu-topology so a replacement slice fits; or fall back to elastic slices (xpk --elastic-slices=1).", None, "low"),
     ),
 )
 
