@@ -947,6 +947,7 @@ class Builder:
         stop = min(att.end or self.s.end, self.s.end)
         multi = self.w["slices"] > 1
         templates = sc.WORKER_CHATTER + (sc.WORKER_CHATTER_MULTISLICE if multi else ())
+        jit = min(40.0, every / NS / 4)  # +-40s at the default 6m; a quarter period at the seconds rates bench/ uses
         for pod in workers:
             c = pod.ctrs["pathways-worker"]
             k = (pod.ref.slice, pod.ref.vm)
@@ -955,12 +956,12 @@ class Builder:
             t = att.ms[f"megascale{k}"] + self.jitter(20, 90)
             while t < stop:
                 self.line_raw(pod, c, t, self.rng.choice(templates))
-                t += every + self.jitter(-40, 40)
+                t += every + self.jitter(-jit, jit)
         if "rm_serving" in att.ms:
             t = att.ms["rm_serving"] + self.jitter(120, 300)
             while t < stop:
                 self.line_raw(head, rm, t, self.rng.choice(sc.RM_CHATTER))
-                t += 2 * every + self.jitter(-60, 60)
+                t += 2 * every + self.jitter(-min(60.0, 2 * jit), min(60.0, 2 * jit))
         if "kubelet" in self.s.background["noise"]:
             for pod in [head] + workers:
                 if pod.scheduled is None:

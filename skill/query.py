@@ -37,7 +37,8 @@ import re2
 
 from .errors import FilterSyntaxError
 
-__all__ = ["And", "Call", "Compare", "Node", "Not", "Or", "Restriction", "SEVERITY", "compile_filter", "escape",
+__all__ = ["And", "Call", "Compare", "Node", "Not", "Or", "Restriction", "SEVERITY", "compile_filter",
+           "compile_route_filter", "escape",
            "matches", "parse", "parse_timestamp_ns", "quote", "regex_literal"]
 
 MAX_LENGTH = 20_000  # Cloud Logging rejects longer filters; so do we, so replay never accepts what live would not
@@ -434,6 +435,8 @@ def _leaves(obj: Any) -> Iterator[str]:
 
 def _walk(obj: Any, keys: tuple[str, ...]) -> Any:
     """Slow path of a getter: fans out over lists on the way (repeated fields)."""
+    if type(obj) is dict and keys[0] not in obj:  # the common miss (no jsonPayload) needs no fan-out
+        return _MISSING
     level = [obj]
     for k in keys:
         if not (level := [o[k] for o in _flat(level) if type(o) is dict and k in o]):
@@ -610,6 +613,87 @@ def _compile(node: Node) -> Predicate:
 def compile_filter(text: str) -> Predicate:
     """A fast predicate over raw LogEntry dicts for a filter (parsed once, cached); raises FilterSyntaxError."""
     return _compile(parse(text))
+
+
+def _route_approx(node: Node, known: frozenset[str], upper: bool) -> Node:
+    """node with every test of a field outside `known` replaced by true (upper) or false (lower bound)."""
+    true, false = And(()), Or(())
+    match node:
+        case Not(item):
+            return Not(_route_approx(item, known, not upper))
+        case And(items) | Or(items):
+            return type(node)(tuple(_route_approx(i, known, upper) for i in items))
+        case Compare(path=path) if path[0] in known:
+            return node
+        case Call(name="log_id") if "logName" in known:
+            return node
+        case Call(path=path) if path and path[0] in known:
+            return node
+    return true if upper else false
+
+
+@functools.lru_cache(maxsize=512)
+def compile_route_filter(text: str, known: tuple[str, ...]) -> Predicate:
+    """A necessary condition of the filter that reads only the top-level fields `known` of an entry.
+
+    False on a dict holding an entry's `known` fields means the filter is false on the entry itself, whatever
+    its other fields hold; replay uses it to skip parsing entries again (same answers, less work).
+    """
+    return _compile(_route_approx(parse(text), frozenset(known), True))
+
+
+def _known(node: Node, known: frozenset[str]) -> bool:
+    match node:
+        case Compare(path=path):
+            return path[0] in known
+        case Call(name="log_id"):
+            return "logName" in known
+        case Call(path=path):
+            return bool(path) and path[0] in known
+    return False
+
+
+def _specialise(node: Node, route: dict, known: frozenset[str], leaf: Callable[[Node], Predicate]) -> Node | bool:
+    """node with every test of a `known` field decided on route (a dict of those fields), then simplified."""
+    match node:
+        case Not(item):
+            r = _specialise(item, route, known, leaf)
+            return (not r) if type(r) is bool else Not(r)
+        case And(items) | Or(items):
+            every = isinstance(node, And)
+            rest = []
+            for i in items:
+                r = _specialise(i, route, known, leaf)
+                if type(r) is bool:
+                    if r is not every:
+                        return r
+                    continue
+                rest.append(r)
+            return every if not rest else rest[0] if len(rest) == 1 else type(node)(tuple(rest))
+    if _known(node, known):
+        return bool(leaf(node)(route))
+    return node
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(node: Node) -> Predicate:
+    return _compile(node)
+
+
+def route_residual(text: str, route: dict, known: tuple[str, ...]) -> Predicate | bool:
+    """The filter on entries whose `known` fields equal route's: False, True, or a predicate over the rest.
+
+    Same answers as compile_filter(text) on every such entry; replay decides the routing fields once per
+    route instead of once per entry, and skips the entries of a route that can't match.
+    """
+    r = _specialise(parse_cached(text), route, frozenset(known), _compiled)
+    return r if type(r) is bool else _compiled(r)
+
+
+@functools.lru_cache(maxsize=512)
+def parse_cached(text: str) -> Node:
+    """parse(text), cached (ASTs are immutable)."""
+    return parse(text)
 
 
 def matches(text: str, entry: dict) -> bool:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..query import compile_filter
+import orjson
+
+from ..query import compile_filter, compile_route_filter, route_residual
 from ..records import parse_ts
 from .base import LogQuery, SourceStats
-from .files import FileReport, iter_documents, list_files
+from .files import FileReport, NotFast, iter_documents, iter_spans, list_files, map_file
 
 MAX_PROBLEMS_PER_FILE = 5
 LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet", "JobList": "Job"}
@@ -54,6 +57,10 @@ class ReplaySource:
         self._log_files: list[Path] = []
         self._reported: set[Path] = set()
         self._counted: set[Path] = set()
+        self._indexed = False
+        self._index: dict[Path, _FileIndex] = {}
+        self._routes: dict[bytes, int] = {}
+        self._skeletons: list[dict] = []
         self._scan()
 
     def _scan(self) -> None:
@@ -116,68 +123,194 @@ class ReplaySource:
             yield entry
 
     def iter_timed(self) -> Iterator[tuple[int, dict]]:
-        """(timestamp ns, LogEntry) for every usable entry; the time is parsed once here."""
+        """(timestamp ns, LogEntry) for every usable entry, in file order; the time is parsed once."""
+        self._ensure_index()
         for path in self._log_files:
-            report = FileReport(path)
-            first_pass = path not in self._counted
-            for doc in iter_documents(path, report):
-                if not is_log_entry(doc):
-                    self._problem(report, f"{path.name}: an element that is not a LogEntry; skipped it")
-                    continue
-                if not isinstance(doc.get("insertId"), str) or not doc["insertId"]:
-                    self._problem(report, f"{path.name}: a LogEntry without insertId; skipped it")
-                    continue
-                ts = parse_ts(doc.get("timestamp")) or parse_ts(doc.get("receiveTimestamp"))
-                if not ts:
-                    self._problem(report, f"{path.name}: entry {doc['insertId']} has no usable timestamp; skipped it")
-                    continue
-                if first_pass:
-                    self.stats.entries_read += 1
-                if ts > self.stats.last_ts:
-                    self.stats.last_ts = ts
-                if not self.stats.first_ts or ts < self.stats.first_ts:
-                    self.stats.first_ts = ts
-                yield ts, doc
+            idx = self._index.get(path)
+            if idx is None:
+                yield from self._slow_timed(path)
+                continue
+            data = map_file(path)
+            loads = orjson.loads
+            for ts, a, b in zip(idx.ts, idx.start, idx.end):
+                yield ts, loads(data[a:b])
+
+    def _slow_timed(self, path: Path) -> Iterator[tuple[int, dict]]:
+        """The reference reader: every document through iter_documents, every problem reported with its place."""
+        report = FileReport(path)
+        first_pass = path not in self._counted
+        for doc in iter_documents(path, report):
+            ts = self._usable(doc, path, report)
+            if not ts:
+                continue
+            if first_pass:
+                self._count(ts)
+            yield ts, doc
+        self._counted.add(path)
+        self._finish(report)
+
+    def _usable(self, doc: object, path: Path, report: FileReport) -> int:
+        """The entry's timestamp in ns, or 0 after reporting why it can't be used."""
+        if not is_log_entry(doc):
+            self._problem(report, f"{path.name}: an element that is not a LogEntry; skipped it")
+            return 0
+        if not isinstance(doc.get("insertId"), str) or not doc["insertId"]:
+            self._problem(report, f"{path.name}: a LogEntry without insertId; skipped it")
+            return 0
+        ts = parse_ts(doc.get("timestamp")) or parse_ts(doc.get("receiveTimestamp"))
+        if not ts:
+            self._problem(report, f"{path.name}: entry {doc['insertId']} has no usable timestamp; skipped it")
+        return ts
+
+    def _count(self, ts: int) -> None:
+        self.stats.entries_read += 1
+        if ts > self.stats.last_ts:
+            self.stats.last_ts = ts
+        if not self.stats.first_ts or ts < self.stats.first_ts:
+            self.stats.first_ts = ts
+
+    # -- the index: one parse of every entry, then only entries whose routing fields can match are parsed again --
+
+    def _ensure_index(self) -> None:
+        if self._indexed:
+            return
+        self._indexed = True
+        for path in self._log_files:
+            idx = self._build_index(path)
+            if idx is None:  # the reference reader takes the file (and reports its problems) instead
+                for _ in self._slow_timed(path):
+                    pass
+                continue
+            self._index[path] = idx
+            for ts in (idx.first_ts, idx.last_ts):
+                if ts:
+                    self.stats.last_ts = max(self.stats.last_ts, ts)
+                    self.stats.first_ts = min(self.stats.first_ts, ts) if self.stats.first_ts else ts
+            self.stats.entries_read += len(idx.ts)
             self._counted.add(path)
-            self._finish(report)
+            self._finish(idx.report)
+
+    def _build_index(self, path: Path) -> _FileIndex | None:
+        report = FileReport(path)
+        idx = _FileIndex(report)
+        routes, skeletons = self._routes, self._skeletons
+        dumps = orjson.dumps
+        try:
+            for a, b, doc in iter_spans(path):
+                ts = self._usable(doc, path, report)
+                if not ts:
+                    continue
+                skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
+                key = dumps(skel)
+                rid = routes.get(key)
+                if rid is None:
+                    rid = routes[key] = len(skeletons)
+                    skeletons.append(skel)
+                idx.add(ts, a, b, rid)
+        except NotFast:
+            return None
+        return idx
 
     def inventory(self) -> Inventory:
-        """One pass over the logs for the workload's names and the span of the data."""
+        """The workload's names and the span of the data, from the routing fields of every entry."""
+        self._ensure_index()
         inv = Inventory(Counter(), Counter(), Counter(), Counter(), Counter())
-        for entry in self.iter_entries():
-            rl = (entry.get("resource") or {}).get("labels") or {}
-            labels = entry.get("labels") or {}
-            js = labels.get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
-            if isinstance(js, str):
-                inv.jobsets[js] += 1
-                inv.namespaces[rl.get("namespace_name")] += 1
-            for key, counter in (("cluster_name", inv.clusters), ("project_id", inv.projects),
-                                 ("location", inv.locations)):
-                if isinstance(rl.get(key), str):
-                    counter[rl[key]] += 1
+        for path in self._log_files:
+            idx = self._index.get(path)
+            if idx is None:
+                for _ts, entry in self._slow_timed(path):
+                    _tally(inv, entry, 1)
+                continue
+            for rid, n in idx.route_counts().items():
+                _tally(inv, self._skeletons[rid], n)
         return inv
 
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
-        """One pass over the logs evaluating every query; capped queries keep the first/last N by time."""
+        """One pass over the logs evaluating every query; capped queries keep the first/last N by time.
+
+        Each query is evaluated exactly on every entry that could match it; an entry is only skipped when its
+        routing fields (logName, resource, labels, severity) already make the filter false (query.may_match).
+        """
+        self._ensure_index()
         preds = [(q, compile_filter(q.filter)) for q in queries]
+        possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
+        plans = [self._plan(skel, queries, possible) for skel in self._skeletons]
         heaps: dict[int, list] = {i: [] for i, (q, _) in enumerate(preds) if q.limit}
         seq = 0
-        for ts, entry in self.iter_timed():
-            for i, (q, pred) in enumerate(preds):
-                if not pred(entry):
-                    continue
-                if q.limit is None:
-                    yield q, entry
-                    continue
-                key = ts if q.order == "desc" else -ts
-                seq += 1
-                item = (key, seq, entry)
-                heap = heaps[i]
-                if len(heap) < q.limit:
-                    heapq.heappush(heap, item)
-                elif item > heap[0]:
-                    heapq.heapreplace(heap, item)
+        exact = tuple((i, p) for i, (_q, p) in enumerate(preds))
+        loads = orjson.loads
+        for path in self._log_files:
+            idx = self._index.get(path)
+            if idx is None:
+                timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
+            else:
+                data = map_file(path)
+                timed = ((ts, loads(data[a:b]), plan) for ts, a, b, r in zip(idx.ts, idx.start, idx.end, idx.route)
+                         if (plan := plans[r]))
+            for ts, entry, plan in timed:
+                for i, pred in plan:
+                    if pred is not True and not pred(entry):
+                        continue
+                    q = preds[i][0]
+                    if q.limit is None:
+                        yield q, entry
+                        continue
+                    key = ts if q.order == "desc" else -ts
+                    seq += 1
+                    item = (key, seq, entry)
+                    heap = heaps[i]
+                    if len(heap) < q.limit:
+                        heapq.heappush(heap, item)
+                    elif item > heap[0]:
+                        heapq.heapreplace(heap, item)
         for i, heap in heaps.items():
             q = preds[i][0]
             for _, _, entry in sorted(heap, reverse=True):
                 yield q, entry
+
+
+    @staticmethod
+    def _plan(skel: dict, queries: Sequence[LogQuery], possible: list) -> tuple:
+        """(query index, what is left to test) for the queries an entry of this route can match."""
+        out = []
+        for i, q in enumerate(queries):
+            if possible[i](skel) and (rest := route_residual(q.filter, skel, ROUTE_FIELDS)) is not False:
+                out.append((i, rest))
+        return tuple(out)
+
+
+ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
+
+
+class _FileIndex:
+    """Per usable entry of one file: timestamp, byte span and route; 24 bytes an entry, not the entry."""
+
+    def __init__(self, report: FileReport):
+        self.report = report
+        self.ts, self.start, self.end, self.route = array("q"), array("q"), array("q"), array("l")
+        self.first_ts = self.last_ts = 0
+
+    def add(self, ts: int, a: int, b: int, rid: int) -> None:
+        self.ts.append(ts)
+        self.start.append(a)
+        self.end.append(b)
+        self.route.append(rid)
+        if ts > self.last_ts:
+            self.last_ts = ts
+        if not self.first_ts or ts < self.first_ts:
+            self.first_ts = ts
+
+    def route_counts(self) -> Counter:
+        return Counter(self.route)
+
+
+def _tally(inv: Inventory, entry: dict, n: int) -> None:
+    rl = (entry.get("resource") or {}).get("labels") or {}
+    labels = entry.get("labels") or {}
+    js = labels.get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
+    if isinstance(js, str):
+        inv.jobsets[js] += n
+        inv.namespaces[rl.get("namespace_name")] += n
+    for key, counter in (("cluster_name", inv.clusters), ("project_id", inv.projects), ("location", inv.locations)):
+        if isinstance(rl.get(key), str):
+            counter[rl[key]] += n
