@@ -86,15 +86,19 @@ SUSPEND_RESUME_FAILURE = FailureClass(
     id="suspend_resume_failure", title="A planned preemption did not resume transparently", phase="run",
     component="Pathways suspend-resume",
     patterns=(
-        Pattern(r"(?i)(?:not restorable|cannot be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9),
-        Pattern(r"(?i)snapshot.{0,80}(?:not (?:finished|complete)|incomplete|timed out|deadline|grace period)", 0.85),
-        Pattern(r"(?i)(?:suspend|resume).{0,60}(?:failed|error|timed out)", 0.75),
+        Pattern(r"(?i)(?:not restorable|cannot be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9,
+                entities=("JobSet",)),
+        Pattern(r"(?i)snapshot.{0,80}(?:not (?:finished|complete)|did not finish|incomplete|timed out|deadline|grace period)", 0.85,
+                entities=("JobSet",)),
+        Pattern(r"(?i)(?:suspend|resume).{0,60}(?:failed|error|timed out)", 0.75, entities=("JobSet",)),
     ),
     explanation="A planned preemption of {{ jobset }} ended in a full restart instead of a transparent resume ({{ detail }}).",
     explains=("user_code_error", "workload_stalled"),
     absorbs=("spot_preemption", "host_maintenance", "node_lost"),
     lookalikes=("spot_preemption", "host_maintenance"),
     fixes=(
+        Fix("Read what the resource manager did with the preemption notice.",
+            "kubectl logs {{ head_pod }} -n {{ namespace }} -c pathways-rm | grep -iE 'preemption|suspend|snapshot|restor'", "read-only"),
         Fix("Raise terminationGracePeriodSeconds (xpk -tgps=600) so the snapshot can finish, avoid colocated Python (stateful, not restorable) where resume matters, and keep the scratch bucket healthy.", None, "low"),
     ),
 )
