@@ -171,8 +171,9 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             confidence *= 0.85
             notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
     elif failure_syms:
-        located = _first_fatal(symptoms) or sorted(failure_syms, key=lambda s: s.ts)
-        root = Hypo("unknown_failure", 0.5, located, located[0].ts, located[-1].record.text[:160])
+        fatal = _first_fatal(symptoms)
+        located = fatal or sorted(failure_syms, key=lambda s: s.ts)
+        root = Hypo("unknown_failure", 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160])
         confidence = 0.5
     else:
         root = Hypo("no_failure_detected", 0.9 if model.progress else 0.6, [], 0)
@@ -187,7 +188,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
 def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
     """The earliest fatal (glog F) line and the error lines its process printed just before it."""
     errors = [s for s in symptoms if s.target == "error_line" and s.record.source == "container"]
-    fatal = sorted((s for s in errors if s.record.text[:1] == "F" and s.record.text[1:5].isdigit()), key=lambda s: s.ts)
+    fatal = sorted((s for s in errors if (s.record.text[:1] == "F" and s.record.text[1:5].isdigit())
+                    or s.record.text.startswith("*** SIG")), key=lambda s: s.ts)
     if not fatal:
         return []
     f = fatal[0]

@@ -41,6 +41,7 @@ SYMPTOMS = (
         Pattern(r"^[EF]\d{4} \d\d:\d\d:\d\d", 0.1, ("container",)),
         Pattern(r"(?i)\b(?:fatal|panic|segmentation fault|core dumped|aborted|check failed|exception)\b", 0.1, ("container",)),
         Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",)),
+        Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
     ), failure=False),
     Symptom("pod_killed", "a pod was killed or terminated", (
         Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object")),
