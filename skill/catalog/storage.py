@@ -20,6 +20,10 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
     fixes=(
         Fix("Check the bucket exists and see its lifecycle rules.", "gcloud storage buckets describe {{ bucket }} --format='yaml(name,location,lifecycle_config)'", "read-only"),
         Fix("Create a bucket in the cluster's region (or remove unused lifecycle rules) and pass it with xpk --pathways-gcs-location=gs://<bucket>/<path>.", None, "low"),
+        Fix("If the bucket does not exist, create it in the cluster's region, then resubmit with --pathways-gcs-location pointing at it.",
+            "gcloud storage buckets create {{ bucket }} --project={{ project }} --location={{ region }} --uniform-bucket-level-access", "high"),
+        Fix("If the lifecycle config already has 50 matches_prefix entries (one per past workload), drop the stale rules or give this workload its own bucket.",
+            "gcloud storage buckets update {{ bucket }} --clear-lifecycle", "high"),
     ),
 )
 
@@ -56,6 +60,13 @@ CHECKPOINT_FAILURE = FailureClass(
                 ("container",), entities=("Pod", "Container")),
         Pattern(r"(?:ValueError|ocp\.|orbax\.checkpoint).{0,100}(?:[Cc]heckpoint.{0,40}(?:failed|error|corrupt))", 0.7,
                 ("container",), entities=("Pod", "Container")),
+        # TensorStore, as Orbax surfaces it: an array's metadata or data is missing under the checkpoint path.
+        Pattern(r"NOT_FOUND: Error opening \"(?:zarr3?|n5|ocdbt|json)\" driver: .{0,400}does not exist", 0.9,
+                ("container",), entities=("Pod", "Container", "Bucket")),
+        # A local (non-shared) directory on multi-host / Pathways persistence: each host writes its shards to its own disk.
+        Pattern(r"Metadata at local file \"[^\"]*\.orbax-checkpoint-tmp", 0.95, ("container",), entities=("Pod", "Container"),
+                note="the checkpoint directory is a local path; with Pathways persistence or multi-host, use gs://"),
+        Pattern(r"(?:OCDBT|Casting during save) not supported for Pathways", 0.9, ("container",), entities=("Pod", "Container")),
     ),
     explanation="An Orbax checkpoint save/restore in {{ pod }} failed ({{ detail }}) for a reason other than permissions.",
     explains=("user_code_error",),
@@ -63,6 +74,9 @@ CHECKPOINT_FAILURE = FailureClass(
     fixes=(
         Fix("Read the full Orbax error in the client log.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
         Fix("Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restore step exists, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.", None, "low"),
+        Fix("List the checkpoint steps Orbax can see and whether each step finished (a committed step has its _CHECKPOINT_METADATA; *.orbax-checkpoint-tmp-* are unfinished saves).",
+            "gcloud storage ls '<checkpoint_dir>/*/_CHECKPOINT_METADATA'", "read-only"),
+        Fix("Restore from the latest complete step (CheckpointManager.latest_step() / all_steps()), not a step recorded elsewhere; delete or move aside an incomplete step directory so it is not picked up again.", None, "low"),
     ),
 )
 
@@ -70,18 +84,23 @@ COMPILATION_CACHE_FAILURE = FailureClass(
     id="compilation_cache_failure", title="The persistent compilation cache failed", phase="run",
     component="JAX/XLA persistent compilation cache",
     patterns=(
-        Pattern(r"(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,200}(?:429|[Rr]ate ?limit|TooManyRequests|rateLimitExceeded)", 0.9,
-                ("container",), entities=("Pod", "Container")),
-        Pattern(r"(?:compilation[_ ]cache|cache entry|compile_cache).{0,200}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS)", 0.85,
-                ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?i)(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,300}(?:\b429\b|rate ?limit|TooManyRequests|rateLimitExceeded)", 0.9,
+                ("container",), entities=("Pod", "Node", "Container")),
+        Pattern(r"(?i)(?:compilation[_ ]cache|cache entry|compile_cache).{0,300}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS|incompatible)", 0.85,
+                ("container",), entities=("Pod", "Node", "Container")),
+        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Node", "Container")),
         Pattern(r"(?:Error|error) (?:reading|writing|loading) (?:persistent )?compilation cache", 0.85, ("container",),
                 entities=("Pod", "Container")),
     ),
     explanation="The persistent compilation cache used by {{ pod }} failed ({{ detail }}).",
-    explains=("user_code_error",),
+    explains=("user_code_error", "megascale_hang", "unknown_failure"),
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Point the cache at a fresh path or turn it off for this run (jax.config.update('jax_compilation_cache_dir', ...) or jax_enable_compilation_cache=False); with Pathways, pathwaysutils already disables JAX's own cache because Pathways caches server-side.", None, "low"),
+        Fix("See which cache objects the hosts fight over or cannot read (Pathways keeps its compilation cache under the --gcs_scratch_location prefix).",
+            "gcloud storage ls -l '{{ bucket }}/**/compilation_cache/**' | tail -20", "read-only"),
+        Fix("Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.", None, "low"),
+        Fix("A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same name): stagger restarts, or give each workload its own scratch prefix so concurrent runs do not rewrite the same entries.", None, "low"),
     ),
 )
 
