@@ -87,3 +87,41 @@ def test_lookalike_does_not_fire(text, source, container, not_expected):
 def test_head_only_rule_ignores_workers():
     assert "head_pod_evicted" in causes("Evicted: The node was low on resource: memory.", "event", None, pod=H)
     assert "head_pod_evicted" not in causes("Evicted: The node was low on resource: memory.", "event", None)
+
+
+# Runtime family (hbm/host OOM, compile, user code, Megascale, TPU device and init): wordings seen in the wild.
+RUNTIME_LITERALS = [
+    ("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 12.50G. That was not possible. There are 7.91G free.; (0x0x1_HBM0)", "container", U, "hbm_oom"),
+    ("I1130 02:51:18.878547    1187 log_monitor.go:160] New status generated: &{Source:kernel-monitor Events:[{Severity:warn Reason:OOMKilling Message:Memory cgroup out of memory: Killed process 6214 (server) total-vm:38912044kB}]}", "node", None, "host_oom"),
+    ("AttributeError: jax.tree_map was removed in JAX v0.6.0: use jax.tree.map (jax v0.4.25 or newer) or jax.tree_util.tree_map (any JAX version).", "container", U, "user_code_error"),
+    ("INTERNAL:Failed to run pass pipeline. Hlo-Op: result.1:279:1: error: 'memref.alloca' op current allocation offset upper bound (140704 words) exceeds the legitimate user allocatable offset upper bound (131071 words) in memory space 201 when allocating 23440 words.", "container", U, "xla_compile_error"),
+    ("Megascale detects a hang but cannot determine the root cause. Please inspect the full digest below.", "container", W, "megascale_hang"),
+    ("  Potential cause: INCONSISTENT_TPU_PROGRAM", "container", W, "megascale_hang"),
+    ("UNKNOWN: TPU initialization failed: open(/dev/vfio/1): Device or resource busy: Device or resource busy; Couldn't open iommu group /dev/vfio/1", "container", W, "tpu_device_busy"),
+    ("FAILED_PRECONDITION: TPU initialization failed: open(/dev/vfio/0): Device or resource busy: Device or resource busy; Couldn't open iommu group /dev/vfio/0", "container", W, "tpu_device_busy"),
+    ("ABORTED: The TPU is already in use by process with pid 2231. Not attempting to load libtpu.so in this process.", "container", W, "tpu_device_busy"),
+    ('RuntimeError: Unable to initialize backend \'tpu\': ABORTED: Internal error when accessing libtpu multi-process lockfile. Run "$ sudo rm /tmp/libtpu_lockfile".', "container", W, "tpu_device_busy"),
+    ("UNKNOWN: TPU initialization failed: Invalid --2a886c8_slice_builder_worker_addresses specified. Expected 4 worker addresses, got 1.", "container", W, "tpu_init_failure"),
+    ("E1129 03:11:02.1 1 tpu_system.cc:187] TPU initialization failed: UNAVAILABLE: metadata key instance/attributes/tpu-env unavailable: Timeout was reached", "container", W, "tpu_init_failure"),
+]
+
+
+@pytest.mark.parametrize("text, source, container, expected", RUNTIME_LITERALS,
+                         ids=[x[3] + "-" + str(i) for i, x in enumerate(RUNTIME_LITERALS)])
+def test_runtime_rule_fires_on_literal(text, source, container, expected):
+    assert expected in causes(text, source, container)
+
+
+@pytest.mark.parametrize("text, source, container, not_expected", [
+    # the hang detector blaming bad chips is tpu_hardware_failure, not a Megascale hang
+    ("Megascale detects a hang that is likely caused by bad TPU chips on the following hosts. Please remove the hosts from the fleet and restart the workload.", "container", W, "megascale_hang"),
+    ("  Potential cause: Bad TPU chips", "container", W, "megascale_hang"),
+    # a SparseCore scratch allocation failure is a compile error, not HBM exhaustion
+    ("INTERNAL:Failed to run pass pipeline. error: 'memref.alloca' op current allocation offset upper bound (140704 words) exceeds the legitimate user allocatable offset upper bound (131071 words) in memory space 201", "container", U, "hbm_oom"),
+    # a busy device is not a version problem
+    ("FAILED_PRECONDITION: open(/dev/vfio/0): Device or resource busy: Device or resource busy; Couldn't open iommu group /dev/vfio/0", "container", W, "libtpu_mismatch"),
+    # a runtime allocation failure forwarded through JAX is not the user's exception
+    ("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not possible. There are 6.43M free.; (0x0x1_HBM0)", "container", U, "user_code_error"),
+])
+def test_runtime_lookalike_does_not_fire(text, source, container, not_expected):
+    assert not_expected not in causes(text, source, container)

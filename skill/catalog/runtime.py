@@ -162,7 +162,7 @@ TPU_INIT_FAILURE = FailureClass(
                 r"(?:unavailable|timed out|timeout was reached|deadline|connection refused|connect failed|failed)", 0.8,
                 note="TPU runtime could not read its topology from the GCE metadata server"),
     ),
-    explanation="The TPU runtime on {{ node }} failed to initialise ({{ detail }}), without busy-device or version text.",
+    explanation="The TPU runtime on {{ node }} failed to initialise ({{ detail }}); nothing reported the device as held by another process or a libtpu/PJRT version mismatch.",
     explains=("slices_not_ready", "user_code_error"),
     lookalikes=("tpu_device_busy", "libtpu_mismatch", "tpu_hardware_failure"),
     fixes=(
