@@ -47,6 +47,8 @@ IFRT_VERSION_MISMATCH = FailureClass(
         Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container")),
         Pattern(r"IFRT [Pp]roxy.{0,80}(?:protocol version|version mismatch|unsupported version)", 0.8, ("container",),
                 entities=("Pod", "Container")),
+        Pattern(r"no overlap between client protocol versions \[[\d, ]+\] and server versions", 0.9, ("container",),
+                containers=("pathways-proxy",), entities=("Pod", "Container")),
     ),
     explanation="The client's jax/jaxlib (which carries the IFRT proxy client) and the proxy_server image of {{ jobset }} speak different protocol versions ({{ detail }}); the connection works but the handshake fails.",
     explains=("user_code_error", "proxy_unreachable"),
@@ -68,7 +70,8 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
     explains=("user_code_error",),
     lookalikes=("proxy_unreachable",),
     fixes=(
-        Fix("Install pathwaysutils in the client image and call it before any JAX call: `pip install pathwaysutils`, then `import pathwaysutils; pathwaysutils.initialize()` before jax.devices().", None, "low"),
+        Fix("See where the first JAX call happens: the traceback's frames above xla_bridge show the module; a call at import time (a module-level jax.devices()/device_count()) runs before main() can initialise pathwaysutils.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=60", "read-only"),
+        Fix("Install pathwaysutils in the client image and register the backend before any JAX call: `pip install pathwaysutils`, then `import pathwaysutils; pathwaysutils.initialize()` at the very top of the entry point (before importing modules that touch jax.devices() at import time). 'known backends' without 'proxy' means it was never registered.", None, "low"),
     ),
 )
 
