@@ -161,7 +161,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     cands = [h for h in hypos.values() if h.score >= CANDIDATE]
     roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
     roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
-    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)]
+    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
+                    and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     notes: list[str] = []
     if roots:
         root = roots[0]
