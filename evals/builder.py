@@ -1125,7 +1125,8 @@ class Builder:
             "methodName": method,
             "resourceName": self.fmt(name, node=node, at=it.at),
             "serviceName": sp.get("service", "compute.googleapis.com"),
-            "requestMetadata": {"callerSuppliedUserAgent": "GCE Managed Instance Group for GKE"} if log == "activity" else {},
+            "requestMetadata": {"callerSuppliedUserAgent": sp.get("user_agent", "GCE Managed Instance Group for GKE")}
+            if log == "activity" else {},
         }
         if sp.get("status"):
             pp["status"] = {k: self.fmt(v, node=node, at=it.at) if isinstance(v, str) else v

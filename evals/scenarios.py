@@ -84,7 +84,7 @@ ITEM_FIELDS: dict[str, set[str]] = {
     "node_log": {"node", "log", "text", "severity", "repeat"},
     "serial": {"node", "text", "repeat"},
     "audit": {"node", "log", "method", "resource_name", "status", "severity", "principal", "service",
-              "request", "response", "resource"},
+              "request", "response", "resource", "user_agent"},
     "autoscaler": {"payload", "decision", "result_error", "no_scale_up", "severity", "repeat"},
     "jobset": {"condition", "reason", "message", "first_failed_job", "keep_pods"},
     "stop_progress": set(),

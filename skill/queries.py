@@ -65,6 +65,11 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
                            f"(jsonPayload.involvedObject.name:{pod_prefix} OR "
                            f"jsonPayload.involvedObject.name={quote(scope.jobset)} OR "
                            f"labels.\"logging.gke.io/top_level_controller_name\"={quote(scope.jobset)})"),
+        # Who evicted a pod (kubectl drain, a node-pool upgrade): the eviction itself leaves no Kubernetes event.
+        LogQuery("evictions", f'log_id("cloudaudit.googleapis.com/activity") resource.type="k8s_cluster" '
+                              f'{_cluster(scope)} {_window(scope)} '
+                              f'protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" '
+                              f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}"),
     ]
 
 

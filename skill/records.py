@@ -177,6 +177,8 @@ def record_from_entry(entry: dict) -> Record:
         rec.reason = pp.get("methodName") if isinstance(pp, dict) else None
         name = str(pp.get("resourceName", "")) if isinstance(pp, dict) else ""
         rec.node = name.rsplit("/", 1)[-1] if "/instances/" in name else labels.get(NODE_LABEL)
+        if "/pods/" in name:  # Kubernetes audit: core/v1/namespaces/<ns>/pods/<pod>[/eviction]
+            rec.pod = name.split("/pods/", 1)[1].split("/", 1)[0]
     elif "cluster-autoscaler" in lid:
         rec.source = "event"
     else:

@@ -137,13 +137,24 @@ HEAD_POD_EVICTED = FailureClass(
                 entities=("Pod", "Node"), head_only=True),
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
+        # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.
+        Pattern(r"io\.k8s\.core\.v1\.pods\.eviction\.create", 0.9, ("node",), head_only=True, entities=("Pod", "Node")),
+        # The pod's own record of it, while the object still exists.
+        Pattern(r"pod condition DisruptionTarget=True reason=(?:EvictionByEvictionAPI|PreemptionByScheduler|DeletionByTaintManager)",
+                0.8, ("object",), head_only=True, entities=("Pod", "Node")),
     ),
     explanation="The head pod {{ pod }} (RM, proxy and client) was evicted from {{ node }} ({{ detail }}), orphaning the workers.",
     explains=_RUNTIME_SYMPTOMS,
     lookalikes=("proxy_connection_lost", "node_lost"),
     fixes=(
         Fix("See why the head pod left its node.", "kubectl get events -n {{ namespace }} --field-selector involvedObject.name={{ pod }}", "read-only"),
+        Fix("See who called the Eviction API on the head pod (kubectl drain, a node-pool upgrade).",
+            "gcloud logging read 'protoPayload.methodName:\"pods.eviction\" AND protoPayload.resourceName:\"pods/{{ jobset }}-pathways-head\"' --project={{ project }} --freshness=1d --limit=10",
+            "read-only"),
         Fix("Keep the autoscaler from removing the head's node: annotate the head pod template with cluster-autoscaler.kubernetes.io/safe-to-evict: \"false\" and give cpu-np its own non-autoscaled pool.", None, "low"),
+        Fix("Make voluntary evictions (drains, upgrades) of the running head wait: a PodDisruptionBudget that allows none.",
+            "kubectl create poddisruptionbudget {{ jobset }}-head -n {{ namespace }} --selector=jobset.sigs.k8s.io/jobset-name={{ jobset }},jobset.sigs.k8s.io/replicatedjob-name=pathways-head --max-unavailable=0",
+            "high"),
     ),
     sources=("event", "object"),
 )
