@@ -85,10 +85,10 @@ COMPILATION_CACHE_FAILURE = FailureClass(
     component="JAX/XLA persistent compilation cache",
     patterns=(
         Pattern(r"(?i)(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,300}(?:\b429\b|rate ?limit|TooManyRequests|rateLimitExceeded)", 0.9,
-                ("container",), entities=("Pod", "Node", "Container")),
+                ("container",), entities=("Pod", "Node", "Container", "Bucket")),
         Pattern(r"(?i)(?:compilation[_ ]cache|cache entry|compile_cache).{0,300}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS|incompatible)", 0.85,
-                ("container",), entities=("Pod", "Node", "Container")),
-        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Node", "Container")),
+                ("container",), entities=("Pod", "Container", "Bucket")),
+        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
         Pattern(r"(?:Error|error) (?:reading|writing|loading) (?:persistent )?compilation cache", 0.85, ("container",),
                 entities=("Pod", "Container")),
     ),
