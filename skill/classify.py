@@ -54,7 +54,7 @@ def combine(weights: list[float]) -> float:
 def _hypotheses(model: Workload, causes: list[Signal]) -> dict[str, Hypo]:
     by_class: dict[str, list[Signal]] = {}
     for s in causes:
-        if s.pattern.transient and s.record.pod and s.record.pod in model.pods and model.pods[s.record.pod].ran:
+        if s.pattern.transient and _resolved(model, s):
             continue  # a scheduling or pull blip that resolved: the pod ran afterwards
         by_class.setdefault(s.target, []).append(s)
     hypos = {}
@@ -66,6 +66,16 @@ def _hypotheses(model: Workload, causes: list[Signal]) -> dict[str, Hypo]:
         h.first_ts = h.strong_signals[0].ts
         hypos[cid] = h
     return hypos
+
+
+def _resolved(model: Workload, s: Signal) -> bool:
+    """The pod ran afterwards; for a pull failure, the container (or image) it names must have run too."""
+    pod = model.pods.get(s.record.pod or "")
+    if pod is None or not pod.ran:
+        return False
+    image, name = s.groups.get("image"), s.record.container
+    named = [c for c in pod.containers.values() if (image and c.image == image) or (name and c.name == name)]
+    return not named or any(c.running or c.last_reason for c in named)
 
 
 def _slices_not_ready(model: Workload) -> Hypo | None:

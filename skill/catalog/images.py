@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .types import FailureClass, Fix, Pattern
 
+_PCI = ("Pod", "Container", "Image")
+
 
 def _not_backend_probe(groups: dict[str, str], text: str) -> bool:
     """JAX on the CPU head tries the 'tpu' backend first and warns; with the proxy backend that is expected."""
@@ -79,17 +81,24 @@ LIBTPU_MISMATCH = FailureClass(
     id="libtpu_mismatch", title="libtpu / jaxlib / PJRT plugin incompatible or missing", phase="start",
     component="libtpu / PJRT plugin",
     patterns=(
-        Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), check=_not_backend_probe),
-        Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",)),
-        Pattern(r"cloud_tpu_init failed", 0.9, ("container",), check=_not_backend_probe),
-        Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",)),
+        Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), entities=_PCI,
+                check=_not_backend_probe),
+        Pattern(r"version `GLIBC_[\d.]+' not found \(required by \S*libtpu", 0.9, ("container",), entities=_PCI),
+        Pattern(r"Mismatched PJRT plugin PJRT API version \((?P<plugin>[\d.]+)\) and framework PJRT API version", 0.92,
+                ("container",), entities=_PCI),
+        Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",), entities=_PCI),
+        Pattern(r"cloud_tpu_init failed", 0.9, ("container",), entities=_PCI, check=_not_backend_probe),
+        Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",),
+                entities=_PCI),
     ),
-    explanation="The TPU runtime on {{ pod }} could not load a compatible libtpu/PJRT plugin ({{ detail }}): the libtpu, jaxlib and plugin versions do not fit together.",
-    explains=("user_code_error", "tpu_init_failure", "slices_not_ready"),
+    explanation="The TPU runtime in {{ container }} on {{ pod }} could not load a compatible libtpu/PJRT plugin ({{ detail }}): the libtpu shipped in {{ image }} does not fit the binary or OS that loads it. A version problem is image-wide, so every host fails the same way.",
+    explains=("user_code_error", "tpu_init_failure", "slices_not_ready", "workload_stalled"),
     lookalikes=("tpu_device_busy", "tpu_init_failure"),
     fixes=(
-        Fix("Use the libtpu that ships with the Pathways server image for jax-<client version>, and install jax[tpu] with the matching libtpu in any custom image; remove a custom libtpu.so override.", None, "low"),
-        Fix("Confirm the device is not held by another process before chasing versions (a busy device can look like a PJRT mismatch).", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --previous --tail=200", "read-only"),
+        Fix("See which images the workers run (a custom or nightly server image is the usual source of a foreign libtpu).",
+            "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{range .spec.initContainers[*]}{.name}={.image}{\"\\n\"}{end}{range .spec.containers[*]}{.name}={.image}{\"\\n\"}{end}'", "read-only"),
+        Fix("Confirm the device is not held by another process before chasing versions (a busy device can look like a PJRT mismatch: look for 'Device or resource busy' or a libtpu lockfile earlier in the log).", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --previous --tail=200", "read-only"),
+        Fix("Run the official server image, whose libtpu matches its binary: xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} (same tag for --proxy-server-image); if you need a newer libtpu, take it from a newer official jax-<X> server tag and move the client to the same jax, instead of copying a libtpu.so into the image or setting TPU_LIBRARY_PATH.", None, "low"),
     ),
 )
 
