@@ -125,3 +125,42 @@ def test_runtime_rule_fires_on_literal(text, source, container, expected):
 ])
 def test_runtime_lookalike_does_not_fire(text, source, container, not_expected):
     assert not_expected not in causes(text, source, container)
+
+
+# Lifecycle family (elastic, hot swap, suspend-resume): the wordings of the lifecycle cases, and their near misses.
+LIFECYCLE_LITERALS = [
+    ("TimeoutError: Timed out waiting for 2 slices. Only 1 active after 900.0 seconds. Next check would occur after the timeout of 900 seconds.", "container", U, "elastic_recovery_exhausted"),
+    ("pathwaysutils.elastic.manager.ElasticRuntimeError: Elastic attempt 3 failed.", "container", U, "elastic_recovery_exhausted"),
+    ("ERROR:pathwaysutils.elastic.manager:Error with _simple_execution for slice_index=2. Expected: [8. 8.], Actual: [8. 0.]", "container", U, "elastic_recovery_exhausted"),
+    ("FailedScheduling: 0/14 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 node(s) didn't match Pod's node affinity/selector, 11 Insufficient google.com/tpu. preemption: 0/14 nodes are available: 3 Preemption is not helpful for scheduling, 11 No preemption victims found for incoming pod.", "event", None, "hot_swap_failure"),
+    ("FailedScheduling: 0/10 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector, 7 Insufficient google.com/tpu. preemption: not eligible due to preemptionPolicy=Never.", "event", None, "hot_swap_failure"),
+    ("W1123 13:31:03.7 3790 suspend_resume.cc:388] Workload is not restorable: 2 colocated Python program(s) hold stateful resources; skipping suspend", "container", "pathways-rm", "suspend_resume_failure"),
+    ("E1121 08:47:44.8 1038 suspend_resume.cc:307] Snapshot did not finish within the termination grace period (30s): 412/1184 buffers written", "container", "pathways-rm", "suspend_resume_failure"),
+]
+
+
+@pytest.mark.parametrize("text, source, container, expected", LIFECYCLE_LITERALS,
+                         ids=[x[3] + "-" + str(i) for i, x in enumerate(LIFECYCLE_LITERALS)])
+def test_lifecycle_rule_fires_on_literal(text, source, container, expected):
+    assert expected in causes(text, source, container)
+
+
+@pytest.mark.parametrize("text, source, container, not_expected", [
+    # a lost node, but preemption simply cannot help: plain capacity, not a failed hot swap
+    ("FailedScheduling: 0/6 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 3 Insufficient google.com/tpu. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.", "event", None, "hot_swap_failure"),
+    # a busy cluster with nothing lost: equal-priority neighbours are not a hot-swap standby
+    ("FailedScheduling: 0/8 nodes are available: 8 Insufficient google.com/tpu. preemption: 0/8 nodes are available: 8 No preemption victims found for incoming pod.", "event", None, "hot_swap_failure"),
+    ("INFO:pathwaysutils.elastic.manager:1 slices active. Wanting at least 2. Active indices: {0}", "container", U, "elastic_recovery_exhausted"),
+    ("I1123 13:31:02.1 812 preemption_handler.cc:212] Received preemption notice for task 1 of slice 0 (node termination in 30s)", "container", W, "suspend_resume_failure"),
+])
+def test_lifecycle_lookalike_does_not_fire(text, source, container, not_expected):
+    assert not_expected not in causes(text, source, container)
+
+
+def test_a_failed_recovery_outranks_the_interruption_it_absorbs():
+    from skill.catalog import BY_ID
+    from skill.classify import Hypo, _explains
+
+    spot, elastic = Hypo("spot_preemption", 0.97, first_ts=10), Hypo("elastic_recovery_exhausted", 0.95, first_ts=900)
+    assert _explains(elastic, spot) and not _explains(spot, elastic)
+    assert set(BY_ID["elastic_recovery_exhausted"].absorbs) <= set(BY_ID)
