@@ -181,7 +181,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         if rivals:
             confidence *= 0.85
             notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
-    elif failure_syms:
+    elif failure_syms and not model.condition("Completed"):  # a finished JobSet SIGTERMs what still runs (143)
         fatal = _first_fatal(symptoms)
         located = fatal or sorted(failure_syms, key=lambda s: s.ts)
         root = Hypo("unknown_failure", 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160])

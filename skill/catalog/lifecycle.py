@@ -19,6 +19,8 @@ SLICES_NOT_READY = FailureClass(
             "kubectl logs {{ head_pod }} -n {{ namespace }} -c pathways-rm | grep -E 'instance_count|instance_type|Slices Now Ready'", "read-only"),
         Fix("Check every worker registered: each should print 'Pathways Server serving on [::]:29005' and 'MegaScale transport init succeeded.'",
             "kubectl logs -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }},jobset.sigs.k8s.io/replicatedjob-name={{ worker_job }} -c pathways-worker --tail=20 --prefix", "read-only"),
+        Fix("Read the RM address the worker template was created with (it must name this JobSet's head).",
+            "kubectl get jobset {{ jobset }} -n {{ namespace }} -o jsonpath='{.spec.replicatedJobs[?(@.name==\"{{ worker_job }}\")].template.spec.template.spec.containers[?(@.name==\"pathways-worker\")].args}'", "read-only"),
         Fix("Regenerate the manifest so --instance_count equals the number of slices, --instance_type matches the TPU type and topology, and workers use --resource_manager_address=$(PATHWAYS_HEAD):29001 ({{ expected_rm_address }}).", None, "low"),
     ),
 )
@@ -70,9 +72,9 @@ HOT_SWAP_FAILURE = FailureClass(
         Pattern(r"(?i)standby(?: slice)? pool.{0,80}(?:empty|exhausted|unavailable)", 0.8),
     ),
     explanation="A slice of {{ jobset }} was interrupted and could not be remapped onto a standby slice ({{ detail }}), so the workload waited or restarted.",
-    explains=("workload_stalled", "user_code_error"),
+    explains=("workload_stalled", "user_code_error", "slices_not_ready"),
     absorbs=_INTERRUPTIONS + _REPLACEMENT,
-    lookalikes=("elastic_recovery_exhausted",),
+    lookalikes=("elastic_recovery_exhausted", "tpu_capacity_unavailable"),
     fixes=(
         Fix("See the replacement pods that cannot be placed and the scheduler's reason.",
             "kubectl get events -n {{ namespace }} --field-selector reason=FailedScheduling --sort-by=.lastTimestamp | grep {{ jobset }}", "read-only"),
