@@ -102,23 +102,34 @@ LIBTPU_MISMATCH = FailureClass(
     ),
 )
 
+_SIDECAR = ("colocated-python-sidecar",)
+_PCN = ("Pod", "Container", "Node")
+
 COLOCATED_PYTHON_FAILURE = FailureClass(
     id="colocated_python_failure", title="The colocated Python sidecar fails", phase="start/run",
     component="colocated-python-sidecar",
     patterns=(
         Pattern(r"(?:Python|JAX) version mismatch: sidecar image matches", 0.97, ("container",), entities=("Pod", "Container")),
         Pattern(r"No (?:tag|Python or JAX versions) found in sidecar image", 0.4, ("container",), entities=("Pod", "Container")),
+        Pattern(r"jaxlib is version \S+, but this version of jax requires version", 0.92, ("container",), containers=_SIDECAR,
+                entities=("Pod", "Container", "Image")),
+        Pattern(r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Floating point exception)", 0.85,
+                ("container",), containers=_SIDECAR, entities=_PCN),
         Pattern(r"container colocated-python-sidecar terminated: reason=(?:Error|ContainerCannotRun|StartError)", 0.6, ("object",),
-                entities=("Pod", "Container")),
-        Pattern(r"(?:Traceback \(most recent call last\)|^[A-Za-z_.]*(?:Error|Exception): |Fatal Python error)", 0.6, ("container",), containers=("colocated-python-sidecar",),
-                entities=("Pod", "Container")),
+                entities=_PCN),
+        Pattern(r"container colocated-python-sidecar waiting: reason=CrashLoopBackOff", 0.7, ("object",), entities=_PCN),
+        Pattern(r"Back-off restarting failed container colocated-python-sidecar", 0.6, ("event",), entities=_PCN),
+        Pattern(r"(?:Traceback \(most recent call last\)|^[A-Za-z_.]*(?:Error|Exception): |Fatal Python error)", 0.6, ("container",), containers=_SIDECAR,
+                entities=_PCN),
+        Pattern(r"Colocated Python (?:function|call) \S+ (?:failed|to \S+ failed)", 0.75, ("container",), entities=("Pod", "Container")),
     ),
-    explanation="The colocated Python sidecar on {{ pod }} failed ({{ detail }}); its Python/JAX must match the client's exactly, or code pickled on the client cannot run there.",
-    explains=("user_code_error", "suspend_resume_failure"),
-    lookalikes=("image_pull_failure",),
+    explanation="The colocated Python sidecar on {{ pod }} failed ({{ detail }}). It runs the client's pickled functions on the TPU host, so its Python, JAX and libraries must match the client's and its native code must not crash; calls to it fail while it is down.",
+    explains=("user_code_error", "suspend_resume_failure", "proxy_connection_lost", "checkpoint_failure"),
+    lookalikes=("image_pull_failure", "host_oom", "user_code_error"),
     fixes=(
-        Fix("Read the sidecar's own log.", "kubectl logs {{ pod }} -n {{ namespace }} -c colocated-python-sidecar --previous --tail=200", "read-only"),
-        Fix("Build the sidecar FROM us-docker.pkg.dev/cloud-tpu-v2-images/pathways-colocated-python/sidecar:<date>-python_<client python>-jax_<client jax> and install dependencies against /opt/venv/server_constraints.txt; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
+        Fix("Read the sidecar's own log, including the run before the last restart.", "kubectl logs {{ pod }} -n {{ namespace }} -c colocated-python-sidecar --previous --tail=200", "read-only"),
+        Fix("Build the sidecar FROM us-docker.pkg.dev/cloud-tpu-v2-images/pathways-colocated-python/sidecar:<date>-python_<client python>-jax_<client jax> and install extra dependencies with `pip install -c /opt/venv/server_constraints.txt ...` so jax/jaxlib stay pinned; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
+        Fix("For a crash inside your colocated function (a segfault in a native library), reproduce it on the client with the same input shard, and pin or replace the library; a restarted sidecar does not retry the lost call.", None, "low"),
     ),
 )
 
