@@ -148,7 +148,9 @@ PROXY_UNREACHABLE = FailureClass(
     fixes=(
         Fix("Check that the head pod runs and the proxy printed 'IFRT proxy server started with status OK'.",
             "kubectl get pods -n {{ namespace }} | grep {{ jobset }}-pathways-head && kubectl logs {{ head_pod }} -n {{ namespace }} -c pathways-proxy --tail=50", "read-only"),
-        Fix("Point the client at the proxy: in-cluster JAX_BACKEND_TARGET=grpc://{{ jobset }}-pathways-head-0-0.{{ jobset }}:29000; from outside, run `kubectl port-forward {{ head_pod }} 29000:29000 -n {{ namespace }}` and use grpc://127.0.0.1:29000. PATHWAYS_PROXY_CONNECTION_TIMEOUT_SECS raises the connect timeout.", None, "low"),
+        Fix("See the address the client was given (a hard-coded IP or an old JobSet name in it is the usual cause).",
+            "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{.spec.containers[?(@.name==\"{{ user_container }}\")].env[?(@.name==\"JAX_BACKEND_TARGET\")].value}'", "read-only"),
+        Fix("Point the client at the proxy by name, never by IP (the head moves between nodes): in-cluster JAX_BACKEND_TARGET=grpc://{{ jobset }}-pathways-head-0-0.{{ jobset }}:29000, or grpc://$(PATHWAYS_HEAD):29000 as xpk sets it; from outside, run `kubectl port-forward {{ head_pod }} 29000:29000 -n {{ namespace }}` and use grpc://127.0.0.1:29000. PATHWAYS_PROXY_CONNECTION_TIMEOUT_SECS raises the connect timeout.", None, "low"),
     ),
 )
 
