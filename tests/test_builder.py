@@ -49,7 +49,9 @@ def test_files_are_well_formed(case: Path):
     assert "logs.json" in files
     logs = files["logs.json"]
     assert (case / "logs.json").stat().st_size < 2 * MB
-    assert 100 <= len(logs) <= 5000
+    # A workload none of whose pods ever ran (Kueue-suspended, pod creation refused) exports only a few events.
+    ran = any(p.get("status", {}).get("containerStatuses") for p in files.get("pods.json", {}).get("items", []))
+    assert (100 if ran else 5) <= len(logs) <= 5000
     assert [e["timestamp"] for e in logs] == sorted((e["timestamp"] for e in logs), key=sc.parse_iso, reverse=True)
     assert len({e["insertId"] for e in logs}) == len(logs)
     for e in logs:
