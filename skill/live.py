@@ -17,7 +17,7 @@ from pathlib import Path
 from .api import usable_objects
 from .diagnosis import Diagnosis
 from .engine import analyse
-from .errors import InputError
+from .errors import InputError, SourceError
 from .explain import build
 from .queries import Scope
 from .records import format_ns, parse_ts
@@ -80,6 +80,12 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
                   project=project)
     analysis = analyse(source, scope, objects, now_ns=end_ns)
+    if not objects and not source.stats.entries_read:
+        # A verdict from no evidence would read as "healthy"; say what was read instead, and why nothing was.
+        why = "; ".join(source.stats.gaps[:2]) or "no entries matched in the window"
+        raise SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
+                          f"{format_ns(end_ns)} (no log entries, no Kubernetes objects): {why}; check --project, "
+                          "--cluster, --jobset, --namespace and the window")
     analysis.model.location = analysis.model.location or location
     if save_dir is not None:
         path = write_replay_folder(save_dir, list(source.entries.values()), objects, jobset=jobset, end_ns=end_ns)

@@ -20,7 +20,12 @@ JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jo
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 PAGE = 500
 MAX_ITEMS = 5000  # per list; Kubernetes keeps events about an hour, so this is far above a normal namespace
+URLLIB3_RETRIES = 3  # urllib3's default Retry(total=3), which the kubernetes client's pool manager uses
 READ_NODES_ONE_BY_ONE = 20  # more nodes than this: one paged list_node instead of a read per node
+
+
+class _Expired(Exception):
+    """A list's continue token is too old (HTTP 410 Gone): the list must start again."""
 
 
 def gke_context(project: str, location: str, cluster: str) -> str:
@@ -75,14 +80,20 @@ class KubernetesSource:
     # -- calls ----------------------------------------------------------------------------------------------
 
     def _timeout(self) -> float:
+        # urllib3 retries a failed GET up to URLLIB3_RETRIES times, each attempt with the whole timeout; a share of
+        # what is left keeps even a hanging API server inside the diagnosis deadline.
         left = self.deadline.remaining() if self.deadline else 30.0
-        return max(1.0, min(30.0, left))
+        return max(0.5, min(30.0, left / (1 + URLLIB3_RETRIES)))
 
     def _call(self, what: str, fn, *args, **kw) -> dict | None:
         """One GET; the parsed JSON, None for 404; SourceError for auth; a gap (and None) for other failures."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
+        if self.deadline is not None and self.deadline.expired():
+            self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s deadline of the "
+                           "diagnosis passed)")
+            return None
         self.requests += 1
         try:
             resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(), **kw)
@@ -98,6 +109,8 @@ class KubernetesSource:
                     + "; or pass --no-kube") from err
             if err.status == 404:
                 return None
+            if err.status == 410 and kw.get("_continue"):
+                raise _Expired(what) from err
             self.stats.gap(f"Kubernetes API: {what} not read (HTTP {err.status} {err.reason})")
         except (HTTPError, OSError, ValueError) as err:
             self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
@@ -109,10 +122,19 @@ class KubernetesSource:
 
     def _list(self, what: str, kind: str, fn, *args, **kw) -> list[dict]:
         items: list[dict] = []
-        cont = None
+        cont, restarted = None, False
         while True:
             extra = {"_continue": cont} if cont else {}
-            doc = self._call(what, fn, *args, limit=PAGE, **kw, **extra)
+            try:
+                doc = self._call(what, fn, *args, limit=PAGE, **kw, **extra)
+            except _Expired:
+                # 410 Gone: the list changed too much to continue; the API server says to start it again, once.
+                if restarted:
+                    self.stats.gap(f"Kubernetes API: {what}: the continue token expired again (HTTP 410 Gone); "
+                                   f"stopped after {len(items)} items")
+                    return items
+                items, cont, restarted = [], None, True
+                continue
             if doc is None:
                 return items
             for item in doc.get("items") or ():

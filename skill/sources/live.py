@@ -107,7 +107,12 @@ def _retryable(err: Exception) -> bool:
     import requests
 
     return isinstance(err, (gx.TooManyRequests, gx.ServiceUnavailable, gx.GatewayTimeout, gx.DeadlineExceeded,
-                            gx.InternalServerError, requests.exceptions.ConnectionError, requests.exceptions.Timeout))
+                            gx.InternalServerError, requests.exceptions.ConnectionError, requests.exceptions.Timeout,
+                            requests.exceptions.JSONDecodeError, _NotAPage))
+
+
+class _NotAPage(Exception):
+    """A 200 whose body is JSON but not an entries.list page (a proxy or a captive portal answered)."""
 
 
 def _describe(err: Exception) -> str:
@@ -191,13 +196,19 @@ class CloudLoggingSource:
                 raise _Cut(f"the {self.limits.deadline_s:g} s deadline of the diagnosis passed")
             self.stats.logging_requests += 1
             try:
-                return self._request(body) or {}
+                page = self._request(body) or {}
+                if not isinstance(page, dict):
+                    raise _NotAPage(f"a {type(page).__name__} instead of an entries.list page")
+                return page
             except gx.Forbidden as err:
                 raise SourceError(self._forbidden(err)) from err
             except gx.Unauthorized as err:
                 raise SourceError(f"Cloud Logging rejected the credentials (HTTP 401) for project {self.project}: run "
                                   "`gcloud auth application-default login`") from err
             except gx.BadRequest as err:
+                if token and "page token" in str(err.message).lower():
+                    # The filter already worked for the first page: an expired or refused token is a gap, not a bad query.
+                    raise _Cut(f"Cloud Logging refused the page token (HTTP 400: {_short(err.message, 120)})") from err
                 raise SourceError(f"Cloud Logging rejected the filter of query {q.name!r} (HTTP 400: "
                                   f"{_short(err.message, 200)}); filter: {' '.join(q.filter.split())}") from err
             except gx.NotFound as err:

@@ -3,13 +3,18 @@
 Serves /api/v1/namespaces/N/events (fieldSelector a=b,c!=d; limit/continue), /api/v1/namespaces/N/pods
 (labelSelector k=v; limit/continue), /api/v1/nodes/NAME and /apis/jobset.x-k8s.io/v1alpha2/namespaces/N/jobsets/NAME.
 List items carry no kind/apiVersion, as the real API server sends them. Every verb but GET is recorded and answered 405;
-tests assert that none arrived. 401/403 can be injected.
+tests assert that none arrived. Faults can be injected: 401/403 on everything, a 410 Gone for a stale `continue`
+token, a server-side page cap (fewer items than `limit`, with a continue token, as a real API server may send),
+connection resets, slow answers and 5xx on chosen paths.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -25,6 +30,11 @@ class FakeKube:
     objects: list[dict]
     requests: list[tuple[str, str]] = field(default_factory=list)  # (verb, path?query)
     deny: int | None = None  # 401 or 403 for every request when set
+    expire_continue: int = 0  # answer this many requests with a continue token 410 Gone (reason Expired)
+    page_cap: int | None = None  # at most this many items per list page, whatever the limit asked
+    reset: int = 0  # close this many connections with an RST instead of answering
+    delay_s: float = 0.0  # before each answer
+    error_paths: dict[str, int] = field(default_factory=dict)  # path substring -> HTTP status to answer
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -37,6 +47,13 @@ class FakeKube:
 
     def get(self, path: str, query: dict) -> tuple[int, dict]:
         parts = [p for p in path.split("/") if p]
+        for fragment, code in self.error_paths.items():
+            if fragment in path:
+                return code, status(code, "InternalError", f"fake {code} for {path}")
+        if self.expire_continue > 0 and query.get("continue"):
+            self.expire_continue -= 1
+            return 410, status(410, "Expired", "The provided continue parameter is too old to display a consistent "
+                                               "list result. You can start a new list without the continue parameter.")
         if self.deny:
             return self.deny, status(self.deny, "Forbidden" if self.deny == 403 else "Unauthorized",
                                      f'{path} is forbidden: User "fake" cannot get this resource')
@@ -47,7 +64,7 @@ class FakeKube:
                 items = [o for o in items if _fields(o, query["fieldSelector"])]
             if "labelSelector" in query:
                 items = [o for o in items if _labels(o, query["labelSelector"])]
-            return 200, _page(kind, items, query)
+            return 200, _page(kind, items, query, self.page_cap)
         if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
             for o in self.of_kind("Node"):
                 if o["metadata"]["name"] == parts[3]:
@@ -66,9 +83,10 @@ def status(code: int, reason: str, message: str) -> dict:
             "reason": reason, "code": code}
 
 
-def _page(kind: str, items: list[dict], query: dict) -> dict:
+def _page(kind: str, items: list[dict], query: dict, cap: int | None = None) -> dict:
     start = int(query.get("continue") or 0)
     limit = int(query.get("limit") or 0) or len(items) or 1
+    limit = min(limit, cap) if cap else limit
     page = items[start:start + limit]
     meta = {"resourceVersion": "1000"}
     if start + limit < len(items):
@@ -121,6 +139,15 @@ def _handler(state: FakeKube):
         def do_GET(self):
             with state.lock:
                 state.requests.append(("GET", self.path))
+                drop = state.reset > 0
+                state.reset -= 1 if drop else 0
+            if drop:
+                self.close_connection = True
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                return
+            if state.delay_s:
+                time.sleep(state.delay_s)
             url = urlsplit(self.path)
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             self._send(*state.get(url.path, query))

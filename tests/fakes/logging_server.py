@@ -2,13 +2,16 @@
 
 Filters are evaluated by the project's own evaluator (skill.query.compile_filter), so a wrong filter matches nothing, as
 in production. Supports orderBy "timestamp asc|desc" (ties by insertId), pageSize (1..1000, default 50) and
-nextPageToken; keeps a request log; errors and slow pages can be injected. Error bodies have the shape the Google
-client parses: {"error": {"code", "message", "status"}}.
+nextPageToken; keeps a request log; faults can be injected: an HTTP status, a connection reset, a slow page, a 400 for
+a page token, an empty page that only carries a token (a search still in progress), a 200 whose body is not JSON.
+Error bodies have the shape the Google client parses: {"error": {"code", "message", "status"}}.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -40,6 +43,8 @@ class Fault:
     times: int = 1
     after: int = 0  # let this many entries:list requests through first
     message: str = ""
+    kind: str = "status"  # status | reset | slow | bad_token | empty | garbage
+    seconds: float = 0.0  # slow: the delay before the page is answered
 
 
 @dataclass
@@ -62,6 +67,11 @@ class FakeLogging:
     def fail(self, status: int, times: int = 1, after: int = 0, message: str = "") -> None:
         self.faults.append(Fault(status, times, after, message))
 
+    def inject(self, kind: str, times: int = 1, after: int = 0, seconds: float = 0.0) -> None:
+        """A fault that is not a plain status: reset, slow, bad_token (400 on any request with a page token),
+        empty ({"nextPageToken": <same token>}, no entries) or garbage (200 with a body that is not JSON)."""
+        self.faults.append(Fault(400 if kind == "bad_token" else 200, times, after, kind=kind, seconds=seconds))
+
     @property
     def list_requests(self) -> list[Request]:
         return [r for r in self.requests if r.path.startswith("/v2/entries:list")]
@@ -70,12 +80,15 @@ class FakeLogging:
     def entries_sent(self) -> int:
         return sum(r.entries for r in self.list_requests)
 
-    def _fault(self) -> Fault | None:
+    def _fault(self, body: dict | None = None) -> Fault | None:
         n = len(self.list_requests) - 1
-        for f in self.faults:
-            if f.times > 0 and n >= f.after:
-                f.times -= 1
-                return f
+        with self.lock:
+            for f in self.faults:
+                if f.kind == "bad_token" and not (body or {}).get("pageToken"):
+                    continue
+                if f.times > 0 and n >= f.after:
+                    f.times -= 1
+                    return f
         return None
 
     def matching(self, filt: str, order: str) -> list[dict]:
@@ -88,10 +101,15 @@ class FakeLogging:
             self._cache[key] = rows
         return self._cache[key]
 
-    def handle(self, body: dict) -> tuple[int, dict]:
+    def handle(self, body: dict, fault: Fault | None = None) -> tuple[int, dict]:
         """One entries.list call: (status, response body)."""
-        fault = self._fault()
-        if fault:
+        if fault and fault.kind == "slow":
+            time.sleep(fault.seconds)
+        elif fault and fault.kind == "bad_token":
+            return 400, error(400, f"Invalid page token: {str(body.get('pageToken'))[:40]!r} (expired or malformed)")
+        elif fault and fault.kind == "empty":
+            return 200, {"nextPageToken": str(body.get("pageToken") or 0)}
+        elif fault and fault.kind == "status":
             return fault.status, error(fault.status, fault.message or f"fake {STATUS.get(fault.status, 'ERROR')}")
         if self.delay_s:
             time.sleep(self.delay_s)
@@ -147,7 +165,23 @@ def _handler(state: FakeLogging):
             if not self.path.split("?")[0] == "/v2/entries:list":
                 req.status = 404
                 return self._send(404, error(404, f"no such method {self.path}"))
-            status, out = state.handle(body)
+            fault = state._fault(body)
+            if fault and fault.kind == "reset":
+                req.status = -1  # an RST instead of a response, as a dropped connection looks to the client
+                self.close_connection = True
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                return
+            if fault and fault.kind == "garbage":
+                req.status = 200
+                data = b"<html><body>502 Bad Gateway (a proxy)</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            status, out = state.handle(body, fault)
             req.status, req.entries = status, len(out.get("entries", ()))
             self._send(status, out)
 

@@ -1,0 +1,66 @@
+"""A fixture served by both loopback fakes, and the diagnose_live arguments that read it (shared by faults and load)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from skill.live import diagnose_live
+from skill.records import format_ns, parse_ts
+from skill.sources.live import Limits
+
+from .kube_server import FakeKube, KubeServer, load_objects
+from .logging_server import FakeLogging, LoggingServer, load_entries, project_of
+
+FAST = dict(backoff_initial_s=0.001, backoff_max_s=0.005, rate_per_minute=60_000, burst=1000)
+JOBSET_LABEL = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
+
+
+def fast(**kw) -> Limits:
+    """Limits with tiny backoffs and no pacing, for tests; anything else as given."""
+    return Limits(**{**FAST, **kw})
+
+
+class LiveCase:
+    """`with LiveCase(case) as lv: lv.diagnose(...)`: the case's entries in FakeLogging, its objects in FakeKube."""
+
+    def __init__(self, case: Path, entries: list[dict] | None = None):
+        self.case = case
+        self.entries = entries if entries is not None else load_entries(case)
+        self.objects = load_objects(case)
+        self.project = project_of(self.entries)
+        self.logging = FakeLogging(self.entries, project=self.project)
+        self.kube = FakeKube(self.objects)
+        times = [parse_ts(e.get("timestamp")) for e in self.entries]
+        self.start, self.end = format_ns(min(times)), format_ns(max(times))
+        rl = next(e for e in self.entries if (e.get("resource") or {}).get("labels", {}).get("cluster_name"))["resource"]["labels"]
+        self.cluster, self.location = rl["cluster_name"], rl.get("location", "us-east5")
+        self.jobset = next((o["metadata"]["name"] for o in self.objects if o.get("kind") == "JobSet"), None) or next(
+            e["labels"][JOBSET_LABEL] for e in self.entries if JOBSET_LABEL in (e.get("labels") or {}))
+
+    def __enter__(self):
+        self._ls = LoggingServer(self.logging).__enter__()
+        self._ks = KubeServer(self.kube).__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._ls.__exit__(*exc)
+        self._ks.__exit__(*exc)
+
+    @property
+    def logging_url(self) -> str:
+        return self._ls.url
+
+    @property
+    def kube_url(self) -> str:
+        return self._ks.url
+
+    def args(self, **kw) -> dict:
+        args = dict(project=self.project, location=self.location, cluster=self.cluster, jobset=self.jobset,
+                    namespace="default", start=self.start, end=self.end, logging_endpoint=self._ls.url,
+                    kube_server=self._ks.url, limits=fast(), rng=random.Random(7))
+        args.update(kw)
+        return args
+
+    def diagnose(self, **kw):
+        return diagnose_live(**self.args(**kw))
