@@ -159,15 +159,21 @@ PROXY_CONNECTION_LOST = FailureClass(
     component="pathways-proxy session",
     patterns=(
         Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container")),
+        Pattern(r"IFRT proxy session \S+ from (?P<peer>\S+) (?:replaces|supersedes|takes over) (?:the )?active session", 0.85,
+                ("container",), containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container")),
     ),
-    explanation="The client's session with the IFRT proxy of {{ jobset }} ended ({{ detail }}): another client took the session, or the proxy dropped it with no deeper cause visible in the data.",
+    explanation="The client's session with the IFRT proxy of {{ jobset }} ended ({{ detail }}). A Pathways cluster serves one client at a time: CANCELLED means another client (a notebook, a port-forward) took the session; 'writes no longer allowed' means the proxy dropped it, and no proxy restart, OOM kill or head-pod loss in the data explains why.",
     explains=("user_code_error",),
     lookalikes=("host_oom", "head_pod_evicted"),
     fixes=(
         Fix("See whether the proxy restarted and why.", "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{range .status.initContainerStatuses[*]}{.name} restarts={.restartCount} last={.lastState.terminated.reason}{\"\\n\"}{end}'", "read-only"),
-        Fix("Only one client may hold a Pathways session: disconnect the other client, then restart your client or notebook kernel; for several users use Shared Pathways Service.", None, "low"),
+        Fix("Rule out a deeper cause on the head's node (a kernel OOM kill or a kubelet restart of pathways-proxy) before calling it a bare drop.",
+            "gcloud logging read 'resource.type=\"k8s_node\" resource.labels.node_name=\"{{ node }}\" (log_id(\"kubelet\") OR log_id(\"node-problem-detector\") OR log_id(\"events\")) (\"OOM\" OR \"pathways-proxy\")' --project={{ project }} --freshness=1d --limit=50", "read-only"),
+        Fix("Find who else connected: port-forwards to the head show up in the Kubernetes audit log.",
+            "gcloud logging read 'log_id(\"cloudaudit.googleapis.com/activity\") resource.type=\"k8s_cluster\" protoPayload.methodName:\"pods.portforward\" protoPayload.resourceName:\"{{ jobset }}-pathways-head\"' --project={{ project }} --freshness=1d --format='value(timestamp,protoPayload.authenticationInfo.principalEmail)'", "read-only"),
+        Fix("Only one client may hold a Pathways session: disconnect the other client, then restart your client or notebook kernel (after an unexpected drop, recreate the JobSet if the proxy keeps refusing); for several users use Shared Pathways Service, which gives each client its own proxy.", None, "low"),
     ),
 )
 
