@@ -698,7 +698,10 @@ class Builder:
                       type_: str, component: str) -> Event:
         obj = {"apiVersion": api, "kind": kind, "name": name, "namespace": self.w["namespace"], "uid": uid,
                "resourceVersion": str(self.rng.randrange(10**6, 10**8))}
-        return self.emit_event(ts, obj, reason, message, type_, component, "", self.res_cluster())
+        res = self.res_cluster()
+        if kind == "Pod":  # a pod the scenario names but does not model (a Job's replacement pod): still a k8s_pod event
+            res = {"type": "k8s_pod", "labels": {**res["labels"], "namespace_name": self.w["namespace"], "pod_name": name}}
+        return self.emit_event(ts, obj, reason, message, type_, component, "", res)
 
     def event_node(self, ts: int, node: Node, reason: str, message: str, type_: str, component: str) -> Event:
         obj = {"kind": "Node", "name": node.name, "uid": node.name, "apiVersion": "v1"}
