@@ -152,6 +152,9 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     detail = root.detail or (excerpt(first.text)[:160] if first else "")
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
+    # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
+    evidence_text = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
+    sa = re.search(r"([\w.-]+@[\w.-]+\.gserviceaccount\.com) does not have", evidence_text)
     return {
         "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
         "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
@@ -159,8 +162,8 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "head_pod": model.head_pod or f"{model.jobset}-pathways-head-0-0-<id>", "user_container": user_container,
         "image": image, "image_repo": image.rsplit(":", 1)[0] if ":" in image else image,
         "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
-        "worker_job": worker_job, "service_account": "<node-or-workload-service-account>",
-        "principal": "The workload's identity", "detail": detail,
+        "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
+        "principal": sa.group(1) if sa else "The workload's identity", "detail": detail, "evidence_text": evidence_text,
         "expected_rm_address": f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")

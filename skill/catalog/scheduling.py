@@ -64,11 +64,11 @@ JOBSET_REJECTED = FailureClass(
     lookalikes=("kueue_admission_blocked",),
     fixes=(
         Fix("Check that the JobSet controller and its webhook are running.", "kubectl get pods -n jobset-system", "read-only"),
-        Fix("Read the creation error on the JobSet and its Jobs.", "kubectl describe jobset {{ jobset }} -n {{ namespace }}", "read-only"),
-        Fix("Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.", None, "low"),
-        Fix("If the webhook has no endpoints, bring the controller back: see why jobset-controller-manager is not Ready (Pending, ImagePullBackOff, OOMKilled), then restart it; the JobSet's Jobs create their pods once the webhook answers.",
-            "kubectl describe pods -n jobset-system -l control-plane=controller-manager && kubectl rollout restart deployment/jobset-controller-manager -n jobset-system", "high"),
-        Fix("If a child Job spec is invalid (e.g. podFailurePolicy in the worker template), fix the template: podFailurePolicy needs restartPolicy: Never in the pod template, or drop podFailurePolicy and keep restartPolicy: OnFailure (xpk and pathwaysutils generate the valid form); then recreate the JobSet.", None, "low"),
+        Fix("Read the creation error on the JobSet and its Jobs.",
+            "kubectl describe jobset {{ jobset }} -n {{ namespace }} && kubectl get events -n {{ namespace }} | grep -E '{{ jobset }}.*(JobCreationFailed|FailedCreate)'", "read-only"),
+        Fix("{% if 'webhook' in evidence_text %}The webhook has no live backend: see why jobset-controller-manager is not Ready (Pending, ImagePullBackOff, OOMKilled), fix that, then restart it; the Jobs create their pods once the webhook answers.{% else %}After fixing the spec, recreate the JobSet (a JobSet's replicated Job templates are immutable).{% endif %}",
+            "{% if 'webhook' in evidence_text %}kubectl describe pods -n jobset-system -l control-plane=controller-manager && kubectl rollout restart deployment/jobset-controller-manager -n jobset-system{% else %}kubectl delete jobset {{ jobset }} -n {{ namespace }} && kubectl apply -f <fixed-manifest>.yaml{% endif %}", "high"),
+        Fix("{% if 'podFailurePolicy' in evidence_text %}Fix the worker template: podFailurePolicy needs restartPolicy: Never in the pod template; or drop podFailurePolicy and keep restartPolicy: OnFailure (what xpk and pathwaysutils generate).{% elif '63 characters' in evidence_text or 'coordinator label' in evidence_text %}Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.{% elif 'webhook' in evidence_text %}Pin the controller image to a released tag (registry.k8s.io/jobset/jobset:<version>) and give it a CPU node it always fits on, so the webhook does not disappear with a node or a garbage-collected staging tag.{% else %}Fix the field the API server names in the error, then recreate the JobSet.{% endif %}", None, "low"),
     ),
     sources=("event", "object"),
 )
@@ -94,7 +94,7 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         Fix("Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.", "kubectl get clusterqueues -o wide", "read-only"),
         Fix("See what holds the flavor's quota and what the ClusterQueue can lend or borrow.",
             "kubectl get workloads -A -o wide && kubectl describe clusterqueue $(kubectl get localqueue -n {{ namespace }} -o jsonpath='{.items[0].spec.clusterQueue}')", "read-only"),
-        Fix("A request above the queue's maximum capacity can never be admitted: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.", None, "low"),
+        Fix("{% if 'maximum capacity' in evidence_text %}The request is above the most the queue can ever grant, so waiting will not help: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.{% else %}The quota is held by other admitted workloads: wait for them, delete finished JobSets that still hold it, or raise the ClusterQueue's nominalQuota / let it borrow from its cohort.{% endif %}", None, "low"),
     ),
     sources=("event",),
 )

@@ -19,11 +19,10 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Check the bucket exists and see its lifecycle rules.", "gcloud storage buckets describe {{ bucket }} --format='yaml(name,location,lifecycle_config)'", "read-only"),
-        Fix("Create a bucket in the cluster's region (or remove unused lifecycle rules) and pass it with xpk --pathways-gcs-location=gs://<bucket>/<path>.", None, "low"),
-        Fix("If the bucket does not exist, create it in the cluster's region, then resubmit with --pathways-gcs-location pointing at it.",
-            "gcloud storage buckets create {{ bucket }} --project={{ project }} --location={{ region }} --uniform-bucket-level-access", "high"),
-        Fix("If the lifecycle config already has 50 matches_prefix entries (one per past workload), drop the stale rules or give this workload its own bucket.",
-            "gcloud storage buckets update {{ bucket }} --clear-lifecycle", "high"),
+        Fix("{% if 'Lifecycle' in evidence_text %}The bucket's lifecycle config already holds 50 matches_prefix entries (one per past workload prefix): remove the stale rules, or give this workload a bucket of its own and pass it with xpk --pathways-gcs-location=gs://<bucket>/<path>.{% else %}Point the workload at a bucket that exists (check the name in --gcs_scratch_location for typos) with xpk --pathways-gcs-location=gs://<bucket>/<path>, or create the named bucket in the cluster's region.{% endif %}",
+            "{% if 'Lifecycle' in evidence_text %}gcloud storage buckets describe {{ bucket }} --format='json(lifecycle_config)'{% else %}gcloud storage buckets list --project={{ project }} --format='value(name,location)'{% endif %}", "read-only"),
+        Fix("{% if 'Lifecycle' in evidence_text %}Write the rules worth keeping to lifecycle.json ({\"rule\": [...]}) and apply it, replacing the full config.{% else %}Create the bucket the workload names (only if that name is the intended one), in the cluster's region.{% endif %}",
+            "{% if 'Lifecycle' in evidence_text %}gcloud storage buckets update {{ bucket }} --lifecycle-file=lifecycle.json{% else %}gcloud storage buckets create {{ bucket }} --project={{ project }} --location={{ region }} --uniform-bucket-level-access{% endif %}", "high"),
     ),
 )
 
@@ -73,7 +72,7 @@ CHECKPOINT_FAILURE = FailureClass(
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Read the full Orbax error in the client log.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
-        Fix("Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restore step exists, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.", None, "low"),
+        Fix("{% if 'local file' in evidence_text %}The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).{% else %}Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.{% endif %}", None, "low"),
         Fix("List the checkpoint steps Orbax can see and whether each step finished (a committed step has its _CHECKPOINT_METADATA; *.orbax-checkpoint-tmp-* are unfinished saves).",
             "gcloud storage ls '<checkpoint_dir>/*/_CHECKPOINT_METADATA'", "read-only"),
         Fix("Restore from the latest complete step (CheckpointManager.latest_step() / all_steps()), not a step recorded elsewhere; delete or move aside an incomplete step directory so it is not picked up again.", None, "low"),
@@ -99,8 +98,7 @@ COMPILATION_CACHE_FAILURE = FailureClass(
         Fix("Point the cache at a fresh path or turn it off for this run (jax.config.update('jax_compilation_cache_dir', ...) or jax_enable_compilation_cache=False); with Pathways, pathwaysutils already disables JAX's own cache because Pathways caches server-side.", None, "low"),
         Fix("See which cache objects the hosts fight over or cannot read (Pathways keeps its compilation cache under the --gcs_scratch_location prefix).",
             "gcloud storage ls -l '{{ bucket }}/**/compilation_cache/**' | tail -20", "read-only"),
-        Fix("Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.", None, "low"),
-        Fix("A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same name): stagger restarts, or give each workload its own scratch prefix so concurrent runs do not rewrite the same entries.", None, "low"),
+        Fix("{% if '429' in evidence_text or 'rate limit' in evidence_text %}A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same object name): stagger restarts, and give each workload its own scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<workload>) so concurrent runs do not rewrite the same entries.{% else %}Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.{% endif %}", None, "low"),
     ),
 )
 
