@@ -1505,8 +1505,12 @@ class Builder:
                 "backoffLimit": hosts, "completionMode": "Indexed", "completions": hosts, "parallelism": hosts,
                 "template": tmpl(w0)}}})
         rstat = []
+        suspended = any(c["type"] == "Suspended" and c["status"] == "True" for c in self.jobset_conditions)
         for rj in ("pathways-head", "worker"):
             jobs = [j for j in att.jobs.values() if j.rjob == rj]
+            if suspended:  # Kueue holds the JobSet: every child Job exists, suspended, with no pods
+                rstat.append({"name": rj, "active": 0, "failed": 0, "ready": 0, "succeeded": 0, "suspended": len(jobs)})
+                continue
             if rj == "worker" and not att.workers_created:
                 rstat.append({"name": rj, "active": 0, "failed": 0, "ready": 0, "succeeded": 0, "suspended": 0})
                 continue
