@@ -60,7 +60,7 @@ JOBSET_REJECTED = FailureClass(
                 0.9, _EVENT, entities=("JobSet",)),
         Pattern(r"only \"Never\" is supported when podFailurePolicy is specified", 0.95, _EVENT, entities=("JobSet",)),
     ),
-    explanation="The JobSet {{ jobset }} (or one of its child Jobs) was refused when it was created, so some pods never existed.",
+    explanation="{% if 'failed calling webhook' in evidence_text %}An admission webhook with no live backend refuses objects of {{ jobset }}, so the refused pods (or Jobs) never exist and the JobSet waits without an error of its own.{% elif 'is invalid' in evidence_text %}The API server rejects a child Job of {{ jobset }} as invalid, so that replicated job never gets pods and the rest of the JobSet waits for it.{% else %}The JobSet {{ jobset }} (or one of its child Jobs) was refused when it was created, so some pods never existed.{% endif %}",
     explains=("slices_not_ready", "workload_stalled", "proxy_unreachable"),
     lookalikes=("kueue_admission_blocked",),
     fixes=(
@@ -87,7 +87,7 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         Pattern(r"LocalQueue \S+ doesn't exist|ClusterQueue \S+ (?:doesn't exist|is inactive)", 0.85, _EVENT,
                 entities=("Workload", "JobSet")),
     ),
-    explanation="Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the pods stay gated.",
+    explanation="{% if 'maximum capacity' in evidence_text %}Kueue can never admit the workload for {{ jobset }}: it asks for more google.com/tpu than its ClusterQueue can grant even when idle, so the JobSet stays suspended with no pods.{% else %}Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the JobSet stays suspended and no pods are created.{% endif %}",
     explains=("slices_not_ready", "workload_stalled"),
     lookalikes=("tpu_capacity_unavailable",),
     fixes=(
