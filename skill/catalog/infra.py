@@ -25,9 +25,9 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"Potential cause: Bad TPU chips", 0.9),
         # ICI: a link that stays down stalls every collective over it; CRC/retrain warnings alone may recover.
         Pattern(r"ICI link .{0,100}\bis down\b|ICI link (?:down|failure)\b", 0.85, ("container", "node", "serial")),
-        Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.6, ("container", "node", "serial")),
+        Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.45, ("container", "node", "serial")),
         # The TPU device plugin / DRA driver reporting chips it will no longer hand out.
-        Pattern(r"(?i)no healthy (?:tpu )?devices|(?:tpu )?(?:chip|device)s? .{0,60}(?:marked |reported |is |are )unhealthy",
+        Pattern(r"(?i)no healthy (?:tpu )?devices|\btpu (?:chip|device)s? .{0,60}\b(?:marked|reported|is|are) unhealthy",
                 0.8, ("container", "node", "event")),
         Pattern(r"Accelerator device halted prematurely", 0.5),
     ),
