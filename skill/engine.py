@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .classify import Verdict, classify
+from .digest import Digest
 from .errors import AmbiguousWorkload, InputError
 from .model import Workload
 from .objects import jobset_records, node_records, pod_records
@@ -38,6 +39,7 @@ class Analysis:
     seconds: float
     gaps: list[str] = field(default_factory=list)
     queries: list[LogQuery] = field(default_factory=list)
+    digest: Digest = field(default_factory=Digest)  # every record taken, grouped into templates (skill.digest)
 
 
 def jobsets_in(objects: Iterable[dict]) -> set[str]:
@@ -79,6 +81,7 @@ class Collector:
         self._seen: set[str] = set()
         self._object_events: dict[tuple, list[tuple[int, int]]] = {}
         self.m = matcher()
+        self.digest = Digest()
 
     def index_object_events(self, objects: list[dict]) -> None:
         """Events also exported with kubectl are cited by their uid; their copies in the events log are skipped."""
@@ -127,7 +130,9 @@ class Collector:
 
     def take(self, rec: Record) -> None:
         self.model.add_record(rec)
-        for sig in self.m.match(rec):
+        sigs = self.m.match(rec)
+        self.digest.add(rec, sigs)
+        for sig in sigs:
             if sig.kind == "milestone":
                 self.model.add_milestone(sig)
             elif sig.kind == "cause":
@@ -171,4 +176,5 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     model.now = now_ns or source.stats.last_ts or scope.end_ns
     model.finish()
     verdict = classify(model, col.causes, col.symptoms)
-    return Analysis(model, verdict, col.causes, col.symptoms, source, time.monotonic() - t0, queries=q1 + q2)
+    return Analysis(model, verdict, col.causes, col.symptoms, source, time.monotonic() - t0, queries=q1 + q2,
+                    digest=col.digest)

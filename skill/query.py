@@ -465,8 +465,7 @@ def _scalar_test(c: Compare) -> Callable[[Any], bool] | None:
     """A test of one scalar value for c, or None when the literal can't be converted (the comparison always fails)."""
     op, text = c.op, c.value or ""
     if op in ("=~", "!~"):
-        search, want = _regex(text).search, op == "=~"
-        return lambda v: type(v) is str and (search(v) is not None) == want
+        return _regex_test(_regex(text), op == "=~")
     rel = _REL[op]
     if c.path == ("severity",):
         lit = _severity(text)
@@ -504,6 +503,23 @@ def _scalar_test(c: Compare) -> Callable[[Any], bool] | None:
         if t is dict:  # `jsonPayload:"text"` searches the whole object
             return op == ":" and any(norm in _norm(s) for s in _leaves(v))
         return False  # JSON null equals only NULL_VALUE
+    return test
+
+
+def _regex_test(rx: Any, want: bool) -> Callable[[Any], bool]:
+    """Whether a string field matches rx (== want); RE2's matcher called on the UTF-8 bytes, as re2.search does,
+    without building a Match object (the hot test of every replay pass)."""
+    raw, anchor = getattr(rx, "_regexp", None), getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if raw is None or anchor is None:  # another google-re2 layout: the public API, same answers
+        search = rx.search
+        return lambda v: type(v) is str and (search(v) is not None) == want
+    match = raw.Match
+
+    def test(v: Any) -> bool:
+        if type(v) is not str:
+            return False
+        b = v.encode()
+        return (match(anchor, b, 0, len(b))[0][0] != -1) == want
     return test
 
 
@@ -688,6 +704,50 @@ def route_residual(text: str, route: dict, known: tuple[str, ...]) -> Predicate 
     """
     r = _specialise(parse_cached(text), route, frozenset(known), _compiled)
     return r if type(r) is bool else _compiled(r)
+
+
+class TimedResidual(NamedTuple):
+    """A route's residual split for replay: entries whose timestamp is in gcloud's UTC spelling are tested against
+    [lo, hi] (ns, from the filter's top-level timestamp terms) and then `rest`; any other entry gets `full`."""
+    lo: int
+    hi: int
+    rest: Predicate | bool
+    full: Predicate | bool
+
+
+def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual | None:
+    """route_residual(text, route, known) with its top-level timestamp bounds taken out; None if it is False."""
+    r = _specialise(parse_cached(text), route, frozenset(known), _compiled)
+    if r is False:
+        return None
+    if r is True:
+        return TimedResidual(0, 1 << 126, True, True)
+    items = r.items if isinstance(r, And) else (r,)
+    lo, hi, rest = 0, 1 << 126, []
+    for it in items:
+        ns = None
+        if isinstance(it, Compare) and it.path == ("timestamp",) and it.op in (">=", ">", "<=", "<") and it.value:
+            try:
+                ns = parse_timestamp_ns(it.value)
+            except ValueError:
+                ns = None
+        if ns is None:
+            rest.append(it)
+        elif it.op == ">=":
+            lo = max(lo, ns)
+        elif it.op == ">":
+            lo = max(lo, ns + 1)
+        elif it.op == "<=":
+            hi = min(hi, ns)
+        else:
+            hi = min(hi, ns - 1)
+    left: Predicate | bool = True if not rest else _compiled(rest[0] if len(rest) == 1 else And(tuple(rest)))
+    return TimedResidual(lo, hi, left, _compiled(r))
+
+
+def utc_spelled(value: object) -> bool:
+    """Whether a timestamp is in the fixed-width UTC form that timestamp comparisons read as its instant."""
+    return type(value) is str and _UTC.fullmatch(value) is not None
 
 
 @functools.lru_cache(maxsize=512)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import mmap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,18 +49,39 @@ class NotFast(Exception):
 
 
 ELEMENT_SEP = b"\n  },\n  {"  # between two elements of gcloud's 2-space-indented array
+BLOCK = 16 << 20  # bytes read at a time by the fast reader; what it holds in memory, whatever the file size
 
 
-def map_file(path: Path) -> mmap.mmap | bytes:
-    """The file's bytes without reading them into memory (an empty file is b"")."""
-    with open(path, "rb") as fb:
-        try:
-            return mmap.mmap(fb.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty file
-            return b""
+class SpanReader:
+    """Byte ranges of a file, read in large sequential blocks (ranges must come in increasing order)."""
+
+    def __init__(self, path: Path):
+        self.f = open(path, "rb")
+        self.buf, self.base = b"", 0
+
+    def get(self, a: int, b: int) -> bytes:
+        end = self.base + len(self.buf)
+        if not (self.base <= a and b <= end):
+            if self.base <= a < end:
+                keep = self.buf[a - self.base:]
+            else:
+                self.f.seek(a)
+                keep = b""
+            self.buf, self.base = keep + self.f.read(max(BLOCK, b - a - len(keep))), a
+        return self.buf[a - self.base:b - self.base]
+
+    def close(self) -> None:
+        self.f.close()
 
 
-def iter_spans(path: Path, data: mmap.mmap | bytes | None = None) -> Iterator[tuple[int, int, object]]:
+def _tail(path: Path, size: int, n: int = 1 << 16) -> tuple[int, bytes]:
+    with open(path, "rb") as f:
+        at = max(0, size - n)
+        f.seek(at)
+        return at, f.read()
+
+
+def iter_spans(path: Path) -> Iterator[tuple[int, int, object]]:
     """(start, end, value) for each element of a gcloud-format array or each line of a JSON Lines file.
 
     The fast path: elements are split on gcloud's indentation (`  {` ... `  }` at exactly two spaces, which
@@ -69,57 +89,74 @@ def iter_spans(path: Path, data: mmap.mmap | bytes | None = None) -> Iterator[tu
     can't vouch for (another layout, a BOM, a value orjson rejects, bytes that are not UTF-8) raises NotFast
     before the caller commits what it read, so broken files are reported by iter_documents, position by position.
     """
-    data = map_file(path) if data is None else data
-    n = len(data)
-    i = 0
-    while i < n and data[i] in b" \t\r\n":
-        i += 1
-    if i == n:
-        raise NotFast("empty")
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    stripped = head.lstrip(b" \t\r\n")
+    if not stripped:
+        raise NotFast("empty or blank start")
+    lines = path.suffix.lower() in (".jsonl", ".ndjson")
+    if stripped[:1] == b"[" and not lines:
+        yield from _array_spans(path, size, head, len(head) - len(stripped))
+    elif stripped[:1] == b"{" and lines:
+        yield from _line_spans(path)
+    else:
+        raise NotFast("not a gcloud array or JSON Lines")
+
+
+def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object]]:
+    at, tail = _tail(path, size)
+    close = tail.rfind(b"]")
+    if close == -1 or tail[close + 1:].strip():
+        raise NotFast("array not closed")
+    first = head.find(b"{", i)
+    if first == -1:
+        if head[i + 1:].strip() == b"]" or (size <= len(head) and not head[i + 1:].strip(b" \t\r\n]")):
+            return  # an empty array
+        raise NotFast("not an array of objects")
+    if head[i + 1:first].strip():
+        raise NotFast("not an array of objects")
+    last = tail.rfind(b"\n  }", 0, close)
+    if last == -1 or tail[last + 4:close].strip():
+        raise NotFast("not gcloud's layout")
+    last += at + 4  # absolute end of the last element
     loads = orjson.loads
-    if data[i] == 0x5B:  # '['
-        if path.suffix.lower() in (".jsonl", ".ndjson"):
-            raise NotFast("array in a lines file")
-        end = data.rfind(b"]")
-        if end == -1 or data[end + 1:].strip():
-            raise NotFast("array not closed")
-        body_start = data.find(b"{", i)
-        if body_start == -1 or data[i + 1:body_start].strip() or body_start > end:
-            if not data[i + 1:end].strip():
-                return  # an empty array
-            raise NotFast("not an array of objects")
-        last = data.rfind(b"\n  }", body_start, end)
-        if last == -1 or data[last + 4:end].strip():
-            raise NotFast("not gcloud's layout")
-        last += 4
-        pos, find = body_start, data.find
+    with open(path, "rb") as f:
+        buf, base, pos = f.read(BLOCK), 0, first
         while True:
-            j = find(ELEMENT_SEP, pos, last)
-            stop = last if j == -1 else j + 4
+            j = buf.find(ELEMENT_SEP, pos - base)
+            if j == -1 and base + len(buf) < last:
+                more = f.read(BLOCK)
+                if not more:
+                    raise NotFast("file changed while read")
+                buf, base = buf[pos - base:] + more, pos
+                continue
+            stop = last if j == -1 or base + j + 4 > last else base + j + 4
             try:
-                obj = loads(data[pos:stop])
+                obj = loads(buf[pos - base:stop - base])
             except orjson.JSONDecodeError:
                 raise NotFast("element") from None
             if type(obj) is not dict:
                 raise NotFast("element")
             yield pos, stop, obj
-            if j == -1:
+            if stop == last:
                 return
-            pos = j + 7
-    if path.suffix.lower() not in (".jsonl", ".ndjson") or data[i] != 0x7B:
-        raise NotFast("not JSON Lines")
-    pos, find = 0, data.find
-    while pos < n:
-        j = find(b"\n", pos)
-        stop = n if j == -1 else j
-        line = data[pos:stop]
-        if line.strip():
-            try:
-                obj = loads(line)
-            except orjson.JSONDecodeError:
-                raise NotFast("line") from None
-            yield pos, stop, obj
-        pos = stop + 1
+            pos = stop + 4  # past ",\n  " to the next "{"
+
+
+def _line_spans(path: Path) -> Iterator[tuple[int, int, object]]:
+    loads = orjson.loads
+    pos = 0
+    with open(path, "rb") as f:
+        for line in f:
+            stop = pos + len(line)
+            if line.strip():
+                try:
+                    obj = loads(line)
+                except orjson.JSONDecodeError:
+                    raise NotFast("line") from None
+                yield pos, stop, obj
+            pos = stop
 
 
 def _open_text(path: Path, report: FileReport):

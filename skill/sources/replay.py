@@ -12,10 +12,10 @@ from pathlib import Path
 from ..errors import InputError
 import orjson
 
-from ..query import compile_filter, compile_route_filter, route_residual
+from ..query import compile_filter, compile_route_filter, route_plan, utc_spelled
 from ..records import parse_ts
 from .base import LogQuery, SourceStats
-from .files import FileReport, NotFast, iter_documents, iter_spans, list_files, map_file
+from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
 LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet", "JobList": "Job"}
@@ -130,10 +130,12 @@ class ReplaySource:
             if idx is None:
                 yield from self._slow_timed(path)
                 continue
-            data = map_file(path)
-            loads = orjson.loads
-            for ts, a, b in zip(idx.ts, idx.start, idx.end):
-                yield ts, loads(data[a:b])
+            reader = SpanReader(path)
+            try:
+                for ts, a, b in zip(idx.ts, idx.start, idx.end):
+                    yield ts, orjson.loads(reader.get(a, b))
+            finally:
+                reader.close()
 
     def _slow_timed(self, path: Path) -> Iterator[tuple[int, dict]]:
         """The reference reader: every document through iter_documents, every problem reported with its place."""
@@ -197,8 +199,11 @@ class ReplaySource:
         dumps = orjson.dumps
         try:
             for a, b, doc in iter_spans(path):
-                ts = self._usable(doc, path, report)
-                if not ts:
+                t, iid = doc.get("timestamp"), doc.get("insertId")
+                # the usual entry decided inline; anything else goes through _usable, which says what is wrong
+                ts = parse_ts(t) if type(iid) is str and iid and "kind" not in doc else 0
+                utc = bool(ts) and utc_spelled(t)
+                if not ts and not (ts := self._usable(doc, path, report)):
                     continue
                 skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
                 key = dumps(skel)
@@ -206,7 +211,7 @@ class ReplaySource:
                 if rid is None:
                     rid = routes[key] = len(skeletons)
                     skeletons.append(skel)
-                idx.add(ts, a, b, rid)
+                idx.add(ts, a, b, rid, utc)
         except NotFast:
             return None
         return idx
@@ -244,9 +249,7 @@ class ReplaySource:
             if idx is None:
                 timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
             else:
-                data = map_file(path)
-                timed = ((ts, loads(data[a:b]), plan) for ts, a, b, r in zip(idx.ts, idx.start, idx.end, idx.route)
-                         if (plan := plans[r]))
+                timed = self._planned(path, idx, plans)
             for ts, entry, plan in timed:
                 for i, pred in plan:
                     if pred is not True and not pred(entry):
@@ -271,12 +274,29 @@ class ReplaySource:
 
     @staticmethod
     def _plan(skel: dict, queries: Sequence[LogQuery], possible: list) -> tuple:
-        """(query index, what is left to test) for the queries an entry of this route can match."""
+        """(query index, TimedResidual) for the queries an entry of this route can match."""
         out = []
         for i, q in enumerate(queries):
-            if possible[i](skel) and (rest := route_residual(q.filter, skel, ROUTE_FIELDS)) is not False:
-                out.append((i, rest))
+            if possible[i](skel) and (plan := route_plan(q.filter, skel, ROUTE_FIELDS)) is not None:
+                out.append((i, plan))
         return tuple(out)
+
+    def _planned(self, path: Path, idx: _FileIndex, plans: list) -> Iterator[tuple[int, dict, tuple]]:
+        """(ts, entry, [(query index, what to test)]) for the entries of a file some query may match."""
+        reader, loads = SpanReader(path), orjson.loads
+        try:
+            for ts, a, b, r, utc in zip(idx.ts, idx.start, idx.end, idx.route, idx.utc):
+                plan = plans[r]
+                if not plan:
+                    continue
+                if utc:
+                    todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
+                else:
+                    todo = [(i, p.full) for i, p in plan]
+                if todo:
+                    yield ts, loads(reader.get(a, b)), todo
+        finally:
+            reader.close()
 
 
 ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
@@ -288,10 +308,12 @@ class _FileIndex:
     def __init__(self, report: FileReport):
         self.report = report
         self.ts, self.start, self.end, self.route = array("q"), array("q"), array("q"), array("l")
+        self.utc = array("b")  # the timestamp field itself is in the UTC spelling (so ts decides time terms)
         self.first_ts = self.last_ts = 0
 
-    def add(self, ts: int, a: int, b: int, rid: int) -> None:
+    def add(self, ts: int, a: int, b: int, rid: int, utc: bool) -> None:
         self.ts.append(ts)
+        self.utc.append(utc)
         self.start.append(a)
         self.end.append(b)
         self.route.append(rid)

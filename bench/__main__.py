@@ -1,0 +1,151 @@
+"""The fleet-scale benchmark: replay speed and memory, live request budget, digest size, against a naive baseline.
+
+    python -m bench [--sizes 10000,100000,1000000] [--json FILE] [--data DIR] [--no-live] [--no-check]
+
+For each size it builds (once, cached under --data) a synthetic incident with bench.generate, then runs, each in a
+fresh process: the replay diagnosis, the naive baseline and the live diagnosis against the loopback fakes. It
+prints a table, the targets met or missed, and with --json writes one object per size. Exit status 1 when a
+target is missed (unless --no-check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .generate import ensure, shape_for
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"speedup": 5.0, "eps": 250_000, "rss_mib": 1024, "live_requests": 20, "live_entries": 20_000,
+           "digest_tokens": 8000}
+BIG = 1_000_000  # the replay speed and memory targets are stated for this size
+
+
+def _run(args: list[str]) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=ROOT, env=env)
+    if out.returncode:
+        raise SystemExit(f"bench: {' '.join(args)} failed:\n{out.stderr[-3000:]}")
+    return out.stdout
+
+
+def _measure(mode: str, folder: Path) -> dict:
+    return json.loads(_run(["bench.measure", mode, str(folder)]).strip().splitlines()[-1])
+
+
+def incident(size: int, data: Path) -> tuple[Path, dict]:
+    """The cached incident folder of a size and its bench.meta, generated in a child process the first time."""
+    shape = shape_for(size)
+    folder = data / shape.name
+    if not (folder / "bench.meta").exists():
+        _run(["bench.generate", "--entries", str(size), "--out", str(folder)])
+    return ensure(shape, data)
+
+
+def measure(size: int, data: Path, live: bool = True) -> dict:
+    """Every figure for one size, as the JSON row."""
+    folder, meta = incident(size, data)
+    r = _measure("replay", folder)
+    b = _measure("baseline", folder)
+    row = {"entries": r["entries"], "hosts": meta["shape"]["slices"] * meta["shape"]["hosts"],
+           "duration": meta["shape"]["duration"], "replay_seconds": round(r["seconds"], 3),
+           "replay_cpu_seconds": round(r["cpu_seconds"], 3),
+           "entries_per_second": round(r["entries"] / r["seconds"]),
+           "entries_per_cpu_second": round(r["entries"] / r["cpu_seconds"]),
+           "baseline_entries_per_second": round(b["entries_per_second"]),
+           "baseline_entries": b["entries"], "baseline_patterns": b["patterns"],
+           "speedup": round(r["entries"] / r["seconds"] / b["entries_per_second"], 1),
+           "peak_rss_mib": round(r["peak_rss_mib"], 1), "digest_tokens": r["digest_tokens"],
+           "digest_groups": r["digest_groups"], "digest_groups_total": r["digest_groups_total"],
+           "failure_class": r["failure_class"], "status": r["status"], "entities": r["entities"],
+           "evidence_ids": r["evidence_ids"], "evidence_templates": r["evidence_templates"],
+           "expected_evidence": meta["expected"]["evidence"],
+           "expected_evidence_cited": set(meta["expected"]["evidence"]) <= set(r["evidence_ids"])}
+    if live:
+        lv = _measure("live", folder)
+        row.update({"live_requests": lv["live_requests"], "live_entries_transferred": lv["live_entries_transferred"],
+                    "live_seconds": round(lv["seconds"], 2), "live_failure_class": lv["failure_class"],
+                    "live_same_as_replay": lv["failure_class"] == r["failure_class"] and
+                    lv["evidence_ids"] == r["evidence_ids"]})
+    else:
+        row.update({"live_requests": None, "live_entries_transferred": None})
+    return row
+
+
+def check(rows: list[dict]) -> list[tuple[str, bool, str]]:
+    """(target, met, detail) for every target the issue states."""
+    out = []
+    big = [r for r in rows if r["entries"] >= BIG * 0.9] or rows[-1:]
+    for r in big:
+        n = f"{r['entries']:,} entries"
+        out.append((f"replay >= {TARGETS['speedup']:g}x baseline ({n})", r["speedup"] >= TARGETS["speedup"],
+                    f"{r['speedup']}x"))
+        out.append((f"replay >= {TARGETS['eps']:,} entries/s ({n})", r["entries_per_second"] >= TARGETS["eps"],
+                    f"{r['entries_per_second']:,}/s wall, {r['entries_per_cpu_second']:,}/s CPU"))
+        out.append((f"peak RSS < 1 GiB ({n})", r["peak_rss_mib"] < TARGETS["rss_mib"], f"{r['peak_rss_mib']} MiB"))
+        if r["live_requests"] is not None:
+            out.append((f"live <= {TARGETS['live_requests']} requests ({n})",
+                        r["live_requests"] <= TARGETS["live_requests"], str(r["live_requests"])))
+            out.append((f"live <= {TARGETS['live_entries']:,} entries ({n})",
+                        r["live_entries_transferred"] <= TARGETS["live_entries"], f"{r['live_entries_transferred']:,}"))
+    for r in rows:
+        out.append((f"digest <= {TARGETS['digest_tokens']:,} tokens ({r['entries']:,})",
+                    r["digest_tokens"] <= TARGETS["digest_tokens"], str(r["digest_tokens"])))
+        out.append((f"expected evidence cited ({r['entries']:,})", r["expected_evidence_cited"],
+                    ", ".join(r["expected_evidence"])))
+    small, large = rows[0], rows[-1]
+    if large is not small:
+        same = all(small[k] == large[k] for k in ("failure_class", "status", "entities", "evidence_templates"))
+        out.append((f"same verdict and evidence at {large['entries']:,} as at {small['entries']:,}", same,
+                    f"{large['failure_class']}, {len(large['evidence_templates'])} evidence lines"))
+    return out
+
+
+COLUMNS = [("entries", "entries"), ("hosts", "hosts"), ("replay_seconds", "replay s"),
+           ("entries_per_second", "entries/s"), ("baseline_entries_per_second", "baseline/s"), ("speedup", "x"),
+           ("peak_rss_mib", "RSS MiB"), ("live_requests", "live req"), ("live_entries_transferred", "live entries"),
+           ("digest_tokens", "digest tok"), ("failure_class", "class")]
+
+
+def table(rows: list[dict]) -> str:
+    cells = [[h for _, h in COLUMNS]] + [[f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k, _ in COLUMNS]
+                                         for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated entry counts")
+    ap.add_argument("--json", type=Path, help="write the rows here")
+    ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "pathways-bench",
+                    help="where generated incidents are cached")
+    ap.add_argument("--no-live", action="store_true", help="skip the live measurement")
+    ap.add_argument("--no-check", action="store_true", help="exit 0 even when a target is missed")
+    a = ap.parse_args(argv)
+    sizes = [int(s.replace("_", "")) for s in a.sizes.split(",") if s.strip()]
+    rows = []
+    t0 = time.monotonic()
+    for size in sizes:
+        print(f"bench: {size:,} entries ...", file=sys.stderr, flush=True)
+        rows.append(measure(size, a.data, live=not a.no_live))
+    print(table(rows))
+    results = check(rows)
+    print()
+    for name, ok, detail in results:
+        print(f"{'met   ' if ok else 'MISSED'}  {name}: {detail}")
+    print(f"\n({time.monotonic() - t0:.0f} s in all)")
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0 if a.no_check or all(ok for _, ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""One measurement of one incident, run in its own process so sizes and modes don't pollute each other's RSS.
+
+    python -m bench.measure replay|baseline|live FOLDER
+
+Prints one JSON object on stdout. `replay` is the real path (skill.api), `baseline` the naive one (stdlib json and
+one Python `re` search per catalog pattern per line), `live` the live path against the loopback fake Cloud Logging
+and Kubernetes servers of tests/fakes (the fake evaluates each filter over the whole export).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import resource
+import sys
+import time
+from pathlib import Path
+
+BASELINE_CAP = 100_000  # entries the baseline reads; its rate per entry does not depend on the file size
+
+
+def _rss_mib() -> float:
+    """Peak RSS of this process image: VmHWM (getrusage's maxrss survives exec, so it would count the parent)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _verdict(d, analysis=None) -> dict:
+    from skill.digest import template
+
+    by_id = {}
+    if analysis is not None:
+        by_id = {s.record.id: s.record for s in analysis.causes + analysis.symptoms}
+    return {"failure_class": d.failure_class, "status": d.status,
+            "entities": sorted(e.kind for e in d.root_cause.entities),
+            "evidence_ids": [e.id for e in d.evidence],
+            "evidence_templates": [f"{e.source}|{template(by_id[e.id].text if e.id in by_id else e.excerpt)}"
+                                   for e in d.evidence]}
+
+
+def replay(folder: Path) -> dict:
+    from skill.api import analyse_replay
+    from skill.digest import digest_of
+    from skill.explain import build
+
+    t0, c0 = time.perf_counter(), _cpu()
+    analysis = analyse_replay(folder)
+    d = build(analysis, logging_requests=0)
+    seconds, cpu = time.perf_counter() - t0, _cpu() - c0
+    digest = digest_of(analysis, d)
+    return {"seconds": seconds, "cpu_seconds": cpu, "entries": analysis.source.stats.entries_read,
+            "peak_rss_mib": _rss_mib(), "digest_tokens": digest["tokens_estimate"],
+            "digest_groups": len(digest["groups"]), "digest_groups_total": digest["groups_total"],
+            **_verdict(d, analysis)}
+
+
+def _patterns() -> tuple[list[re.Pattern], int]:
+    from skill.catalog import CLASSES, MILESTONES, SYMPTOMS
+
+    regexes = [p.regex for c in CLASSES for p in c.patterns] + [p.regex for s in SYMPTOMS for p in s.patterns]
+    regexes += [m.pattern.regex for m in MILESTONES]
+    out, bad = [], 0
+    for rx in regexes:
+        try:
+            out.append(re.compile(rx, re.M))
+        except re.error:  # RE2-only syntax; the baseline just has fewer patterns to run (flattering it)
+            bad += 1
+    return out, bad
+
+
+def _iter_array(path: Path):
+    """The elements of a JSON array, decoded one by one with the standard library."""
+    dec = json.JSONDecoder()
+    with open(path, encoding="utf-8") as f:
+        buf, pos = f.read(1 << 20), 0
+        pos = buf.index("[") + 1
+        while True:
+            while pos < len(buf) and buf[pos] in " \t\r\n,":
+                pos += 1
+            if pos < len(buf) and buf[pos] == "]":
+                return
+            try:
+                obj, pos = dec.raw_decode(buf, pos)
+            except json.JSONDecodeError:
+                more = f.read(1 << 20)
+                if not more:
+                    return
+                buf, pos = buf[pos:] + more, 0
+                continue
+            yield obj
+
+
+def baseline(folder: Path) -> dict:
+    pats, bad = _patterns()
+    t0, c0, n, hits = time.perf_counter(), _cpu(), 0, 0
+    for entry in _iter_array(folder / "logs.json"):
+        jp = entry.get("jsonPayload") or {}
+        text = entry.get("textPayload") or (jp.get("message") or jp.get("MESSAGE") or "" if isinstance(jp, dict) else "")
+        for p in pats:
+            if p.search(text):
+                hits += 1
+        n += 1
+        if n >= BASELINE_CAP:
+            break
+    seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "cpu_seconds": _cpu() - c0, "entries": n, "entries_per_second": n / seconds,
+            "patterns": len(pats), "patterns_python_re_rejects": bad, "hits": hits, "peak_rss_mib": _rss_mib()}
+
+
+def live(folder: Path) -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from skill.live import diagnose_live
+    from skill.records import format_ns, parse_ts
+    from skill.sources.base import LogQuery
+    from skill.sources.live import Limits
+    from skill.sources.replay import ReplaySource
+    from tests.fakes.kube_server import FakeKube, KubeServer, load_objects
+    from tests.fakes.logging_server import FakeLogging, LoggingServer
+
+    source = ReplaySource(folder)
+    inv = source.inventory()
+
+    class FileLogging(FakeLogging):
+        """The fake Cloud Logging over an export folder: each filter evaluated over every entry of it."""
+
+        def matching(self, filt: str, order: str) -> list[dict]:
+            key = (filt, order)
+            if key not in self._cache:
+                rows = [e for _q, e in source.read([LogQuery("fake", filt)])]
+                rows.sort(key=lambda e: (parse_ts(e.get("timestamp")), e.get("insertId", "")),
+                          reverse=order == "timestamp desc")
+                self._cache[key] = rows
+            return self._cache[key]
+
+    project = inv.projects.most_common(1)[0][0]
+    objects = load_objects(folder)
+    jobset = next(o["metadata"]["name"] for o in objects if o.get("kind") == "JobSet")
+    logging = FileLogging([], project=project)
+    limits = Limits(backoff_initial_s=0.001, backoff_max_s=0.005, rate_per_minute=60_000, burst=1000)
+    t0 = time.perf_counter()
+    with LoggingServer(logging) as ls, KubeServer(FakeKube(objects)) as ks:
+        d = diagnose_live(project, inv.locations.most_common(1)[0][0], inv.clusters.most_common(1)[0][0], jobset,
+                          namespace="default", start=format_ns(source.stats.first_ts),
+                          end=format_ns(source.stats.last_ts), logging_endpoint=ls.url, kube_server=ks.url,
+                          limits=limits, rng=random.Random(7))
+    return {"seconds": time.perf_counter() - t0, "live_requests": len(logging.list_requests),
+            "live_entries_transferred": logging.entries_sent, "data_gaps": d.data_gaps, **_verdict(d)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    mode, folder = (argv or sys.argv[1:])[:2]
+    fn = {"replay": replay, "baseline": baseline, "live": live}[mode]
+    print(json.dumps(fn(Path(folder))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
