@@ -179,6 +179,9 @@ def record_from_entry(entry: dict) -> Record:
         rec.node = name.rsplit("/", 1)[-1] if "/instances/" in name else labels.get(NODE_LABEL)
         if "/pods/" in name:  # Kubernetes audit: core/v1/namespaces/<ns>/pods/<pod>[/eviction]
             rec.pod = name.split("/pods/", 1)[1].split("/", 1)[0]
+            who = (pp.get("authenticationInfo") or {}).get("principalEmail") if isinstance(pp, dict) else None
+            if who:  # who evicted or deleted the pod is the point of reading this entry
+                rec.text += f" by {who}"
     elif "cluster-autoscaler" in lid:
         rec.source = "event"
     else:
