@@ -138,6 +138,7 @@ INFRA_LITERALS = [
     ("[ 1352.901410] Buffer I/O error on dev nvme0n1p1, logical block 5156148, lost async page write", "serial", None, "node_kernel_error"),
     ("projects/p/zones/z/instances/gke-n compute.instances.hostError Instance was terminated due to a host error", "node", None, "node_lost"),
     ("RemovingNode: Node gke-n event: Removing Node gke-n from Controller", "event", None, "node_lost"),
+    ("Rebooted: Node gke-n has been rebooted, boot id: 5f0c1e7a-93b2-4c1d-8e0f-2a6d4b9c7e31", "event", None, "node_lost"),
     ('I1201 12:01:09.6 1904 nodeshutdown_manager_linux.go:375] "Shutdown manager killing pod with gracePeriod" pod="default/js-worker-0-3-abcde" gracePeriod=15', "node", None, "spot_preemption"),
     ("projects/p/zones/z/instances/gke-n compute.instances.terminateOnHostMaintenance Instance terminated during Compute Engine maintenance.", "node", None, "host_maintenance"),
 ]

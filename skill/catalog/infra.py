@@ -75,6 +75,8 @@ NODE_LOST = FailureClass(
         Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",)),
         Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod")),
         Pattern(r"^NodeNotSchedulable: ", 0.5, ("event",), entities=("Node",)),
+        # kubelet on start-up after an unplanned restart of the VM: every pod that ran there died with it.
+        Pattern(r"^Rebooted: Node \S+ has been rebooted, boot id: ", 0.6, ("event",), entities=("Node",)),
     ),
     explanation="The node {{ node }} failed ({{ detail }}) for a reason other than Spot preemption or maintenance, taking its pods with it.",
     explains=_RUNTIME_SYMPTOMS,
