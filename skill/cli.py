@@ -53,11 +53,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
                           deadline_s=args.deadline, progress=lambda msg: print(f"[live] {msg}", file=sys.stderr))
     else:
         raise PathwaysWorkloadError("diagnose needs --replay DIR, or live: --project P --location L --cluster C --jobset J")
+    from .redact import redact, redact_obj
+
     fmt = args.format or ("markdown" if sys.stdout.isatty() else "json")
-    if fmt == "json":
-        print(json.dumps(d.to_json_dict(), indent=2, ensure_ascii=False))
+    if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
+        print(json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False))
     else:
-        print(render_markdown(d), end="")
+        print(redact(render_markdown(d)), end="")
     return EXIT_OK
 
 
@@ -75,11 +77,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if not args.replay:
         raise PathwaysWorkloadError("ask needs --replay DIR (live mode: --project/--location/--cluster/--jobset)")
     from .ask import ask
+    from .redact import redact, redact_obj
 
-    r = ask(args.question, replay=args.replay, jobset=args.jobset, model=args.model, max_steps=args.max_steps,
+    r = ask(redact(args.question), replay=args.replay, jobset=args.jobset, model=args.model, max_steps=args.max_steps,
             max_tokens=args.max_tokens, deadline_s=args.deadline)
     if args.format == "json" or (args.format is None and not sys.stdout.isatty()):
-        print(json.dumps(r.to_json_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(redact_obj(r.to_json_dict()), indent=2, ensure_ascii=False))
     else:
         cost = "unknown price" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         print(r.answer)

@@ -37,6 +37,17 @@ def parse_since(text: str) -> int:
     return int(sum(float(n) * _UNITS[u] for n, u in parts) * NS)
 
 
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def _kube_name(flag: str, value: str, pattern: re.Pattern[str], limit: int) -> None:
+    """Names go into label selectors and URL paths: only what Kubernetes itself accepts (DNS-1123) gets there."""
+    if len(value) > limit or not pattern.fullmatch(value):
+        raise InputError(f"{flag} {value!r}: not a Kubernetes name (lower-case letters, digits and '-', "
+                         f"at most {limit} characters)")
+
+
 def _time(flag: str, text: str | None) -> int | None:
     if text is None:
         return None
@@ -59,6 +70,8 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
     if missing:
         raise InputError("live diagnosis needs " + ", ".join(missing) + " (or --replay DIR for an export)")
     namespace = namespace or "default"
+    _kube_name("--jobset", jobset, _SUBDOMAIN, 253)
+    _kube_name("--namespace", namespace, _LABEL, 63)
     end_ns = _time("--end", end) or time.time_ns()
     start_ns = _time("--start", start) or end_ns - parse_since(since or "2h")
     if start_ns >= end_ns:

@@ -9,7 +9,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
      "[REDACTED private key]"),
     (re.compile(r"\bya29\.[0-9A-Za-z_\-.]{10,}"), "[REDACTED oauth token]"),
     (re.compile(r"\b1//0[0-9A-Za-z_\-]{20,}"), "[REDACTED refresh token]"),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), "[REDACTED api key]"),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35,}"), "[REDACTED api key]"),
     (re.compile(r"\bsk-ant-[0-9A-Za-z_\-]{16,}"), "[REDACTED api key]"),
     (re.compile(r"\bsk-[0-9A-Za-z]{20,}\b"), "[REDACTED api key]"),
     (re.compile(r"\bgh[pousr]_[0-9A-Za-z]{30,}\b"), "[REDACTED token]"),
@@ -18,8 +18,12 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:bearer|basic)\s+[^\s'\"]+"), r"\1[REDACTED]"),
     (re.compile(r"(?i)([?&](?:X-Goog-Signature|X-Goog-Credential|X-Amz-Signature|Signature|sig|token|access_token)=)[^&\s'\"]+"),
      r"\1[REDACTED]"),
-    (re.compile(r"(?i)\b((?:[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIALS?))\s*[=:]\s*)"
+    # KEY=value, KEY: value, and the JSON spelling "key": "value" (a structured log line or an env dump as JSON)
+    (re.compile(r"(?i)\b((?:[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIALS?))[\"']?\s*[=:]\s*)"
                 r"(?!\[REDACTED)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"), r"\1[REDACTED]"),
+    # command-line flags: --password VALUE, --token=VALUE
+    (re.compile(r"(?i)(--?(?:password|passwd|token|secret|api-key|apikey)(?:=|\s+))(?!\[REDACTED)([^\s'\"]+)"),
+     r"\1[REDACTED]"),
 )
 
 

@@ -7,7 +7,7 @@ import heapq
 from pydantic import Field
 
 from skill.errors import InputError
-from skill.query import compile_filter
+from skill.query import compile_filter, quote
 from skill.records import parse_ts, record_from_entry, record_from_event
 from skill.redact import redact
 from skill.sources.replay import ReplaySource
@@ -38,10 +38,13 @@ def _entry_view(entry: dict) -> dict:
 
 def _window(p: WorkloadInput) -> str:
     parts = []
-    if p.start:
-        parts.append(f'timestamp>="{p.start}"')
-    if p.end:
-        parts.append(f'timestamp<="{p.end}"')
+    for field, op in (("start", ">="), ("end", "<=")):
+        value = getattr(p, field)
+        if not value:
+            continue
+        if not parse_ts(value):  # a value is a time or an error, never more filter
+            raise InputError(f"{field} {value!r}: not an RFC 3339 time (e.g. 2026-11-20T10:30:00Z)")
+        parts.append(f"timestamp{op}{quote(value)}")
     return " ".join(parts)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ValidationError
 
 from skill.errors import PathwaysWorkloadError
+from skill.redact import redact_obj
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,8 @@ class Tool:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in err.errors())
             return {"error": f"invalid arguments for {self.name}: {problems}"}
         try:
-            return self.fn(params)
+            # Redacted here, once for every surface (CLI, MCP, the model): no tool can forget a field.
+            return redact_obj(self.fn(params))
         except PathwaysWorkloadError as err:
             return {"error": str(err), "tool": self.name}
         except Exception as err:  # noqa: BLE001 - the one boundary where any failure becomes a result the model can read
