@@ -95,6 +95,18 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
                                    f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" {_window(scope)} '
                                    f"protoPayload.resourceName:({names})"),
         ]
+    if nodes:
+        # The signature reads above return nothing from a healthy node, which would look like "no node logs at all".
+        # One newest entry of each kind, over the first batch, tells an export or a project without them apart.
+        names = " OR ".join(quote(n) for n in nodes[:NODE_BATCH])
+        queries += [
+            LogQuery("node-logs-present", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                          f"resource.labels.node_name=({names}) "
+                                          f'(log_id("kubelet") OR log_id("node-problem-detector") OR log_id("container-runtime"))',
+                     "desc", 1),
+            LogQuery("serial-present", f'log_id("serialconsole.googleapis.com/serial_port_1_output") {_window(scope)} '
+                                       f'labels."compute.googleapis.com/resource_name"=({names})', "desc", 1),
+        ]
     queries.append(LogQuery("autoscaler", f'log_id("container.googleapis.com/cluster-autoscaler-visibility") '
                                           f"{_cluster(scope)} {_window(scope)} "
                                           '(jsonPayload.resultInfo.results.errorMsg.messageId:"scale.up.error" OR '
