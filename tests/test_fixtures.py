@@ -55,3 +55,13 @@ def test_verdict_does_not_read_expectations(tmp_path, diagnoses):
         d = diagnose_replay(copy)
         assert d.to_json_dict()["evidence"] == diagnoses[case.name].to_json_dict()["evidence"]
         assert d.failure_class == diagnoses[case.name].failure_class
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_node_log_gap_only_when_node_logs_are_missing(case, diagnoses):
+    """'no node logs' must mean the export has none, not that no node line matched a signature."""
+    logs = json.loads((case / "logs.json").read_text())
+    has_node_logs = any(e["resource"]["type"] == "k8s_node" and e["logName"].rsplit("/", 1)[-1]
+                        in ("kubelet", "node-problem-detector", "container-runtime") for e in logs)
+    gap = any(g.startswith("no node logs") for g in diagnoses[case.name].data_gaps)
+    assert gap == (not has_node_logs)
