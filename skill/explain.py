@@ -27,6 +27,8 @@ SPREAD = {"tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_misma
 JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selector_mismatch", "ifrt_version_mismatch",
                 "tpu_capacity_unavailable", "tpu_quota_exceeded", "kueue_admission_blocked", "jobset_rejected",
                 "slices_not_ready", "workload_stalled", "unknown_failure", "proxy_backend_not_registered"}
+# Classes whose bucket, when their error line does not name it, is the Pathways scratch location.
+SCRATCH_BACKED = {"gcs_scratch_misconfigured", "compilation_cache_failure"}
 _MIG = re.compile(r"instanceGroups/(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp")
 _BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
@@ -77,6 +79,10 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
         return image
     if kind == "Bucket":
         m = _BUCKET.search(r.text)
+        if not m and s.target in SCRATCH_BACKED:
+            # The scratch error text often omits the bucket; the server's own --gcs_scratch_location names it.
+            args = sorted(model.milestones.get("scratch_location", []), key=lambda a: (a.record.pod != r.pod, a.ts))
+            m = _BUCKET.search(args[0].groups.get("bucket", "")) if args else None
         return f"gs://{m.group(1).split('/')[0]}" if m else None
     if kind == "JobSet":
         return model.jobset
