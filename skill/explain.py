@@ -35,6 +35,9 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 
 
+GLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [\w.\-]+:\d+\] ")
+
+
 def excerpt(text: str) -> str:
     text = redact(text.strip())
     return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
@@ -155,7 +158,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     user_container = next((c for c in (head.containers if head else {}) if not c.startswith("pathways-")), "jax-tpu")
     image = by_kind.get("Image") or "<image>"
     location = model.location or "<location>"
-    detail = root.detail or (excerpt(first.text)[:160] if first else "")
+    detail = root.detail or (excerpt(GLOG_HEADER.sub("", first.text, count=1))[:160] if first else "")
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
