@@ -1,0 +1,7 @@
+"""`python -m evals.builder`: the builder's command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
