@@ -131,3 +131,14 @@ def test_bad_scenarios_say_what_is_wrong(tmp_path: Path):
     (tmp_path / "scenario.yaml").write_text(text)
     with pytest.raises(sc.ScenarioError, match="colour"):
         builder.render(tmp_path / "scenario.yaml")
+
+
+def test_repeats_of_an_object_event_aggregate_into_one_event(tmp_path: Path):
+    scenario = yaml.safe_load((CASES[0] / "scenario.yaml").read_text())
+    scenario["incident"].append({"at": "+2m", "kind": "event", "object": {"kind": "Pod", "name": "{jobset}-worker-9-0-abcde"},
+                                 "reason": "FailedScheduling", "message": "0/3 nodes are available.",
+                                 "repeat": {"every": "1m", "count": 4}})
+    (tmp_path / "scenario.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False))
+    events = json.loads(builder.render(tmp_path / "scenario.yaml")["events.json"])["items"]
+    mine = [e for e in events if e["involvedObject"]["name"].endswith("-worker-9-0-abcde")]
+    assert [e["count"] for e in mine] == [4]

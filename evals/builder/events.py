@@ -116,8 +116,15 @@ class Events(Logs):
                 raise ShapeError(f"no Job {name} (jobs: {sorted(self.attempt_at(at).jobs)})")
             return "Job", name, job.uid, "batch/v1"
         if isinstance(obj, dict):
-            return obj["kind"], self.fmt(obj["name"], at=at), obj.get("uid") or self.uid(), obj.get("apiVersion", "v1")
+            kind, name = obj["kind"], self.fmt(obj["name"], at=at)
+            return kind, name, obj.get("uid") or self.object_uid(kind, name), obj.get("apiVersion", "v1")
         raise ShapeError(f"bad event object {obj!r} (jobset, job/<rjob>-<index>, {{kind, name}}, or use pod:/node:)")
+
+    def object_uid(self, kind: str, name: str) -> str:
+        """The uid of an object the scenario names without one: drawn once, so repeats aggregate into one Event."""
+        if (kind, name) not in self.object_uids:
+            self.object_uids[(kind, name)] = self.uid()
+        return self.object_uids[(kind, name)]
 
     def events_for(self, pod: Pod, reason: str) -> Event | None:
         found = [e for e in self.events.values() if e.obj.get("uid") == pod.uid and e.reason == reason and e.times]

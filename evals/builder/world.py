@@ -30,6 +30,7 @@ class World:
         self.nodes: list[Node] = []
         self.pools: dict[str, str] = {}
         self.later_logs: list[tuple[Item, Pod, Ctr, int]] = []
+        self.object_uids: dict[tuple[str, str], str] = {}  # (kind, name) -> uid, for `object:` without one
         self.attempts: list[Attempt] = []
         self.project_number = str(self.w["project_number"] or self.rng.randrange(10**11, 10**12))
         self.zone = self.w["location"] if self.w["location"].count("-") == 2 else self.w["location"] + "-a"
