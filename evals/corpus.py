@@ -145,6 +145,16 @@ def jsonl_corrupt_line(folder: Path) -> Counts:
     return Counts(len(entries) + 2, _base_objects())
 
 
+def jsonl_non_object_lines(folder: Path) -> Counts:
+    """JSON Lines with lines that are valid JSON but not objects: null, a number, a string, an array."""
+    entries = base_entries()
+    lines = [json.dumps(e) for e in entries]
+    for i, junk in enumerate(["null", "42", '"a string"', "[1, 2]", "true"]):
+        lines.insert(50 + 40 * i, junk)
+    _jsonl(folder, lines)
+    return Counts(len(entries) + 5, _base_objects())
+
+
 def one_mb_lines(folder: Path) -> Counts:
     """JSON Lines where single lines are 1 MB: a 1 MB text payload, and a 1 MB line of garbage."""
     entries = base_entries()
@@ -215,6 +225,17 @@ def entries_that_fail_normalising(folder: Path) -> Counts:
     odd = _clones(entries, 1, "badlogname", lambda e, i: e.__setitem__("logName", 5))
     _write_logs(folder, entries + [bad] + odd)
     return Counts(len(entries) + 2, _base_objects())
+
+
+def label_values_wrong_types(folder: Path) -> Counts:
+    """The cited FATAL line with resource.labels.pod_name a number and container_name a list."""
+    entries = base_entries()
+    for e in entries:
+        if "FATAL ERROR" in str(e.get("textPayload")):
+            e["resource"]["labels"]["pod_name"] = 5
+            e["resource"]["labels"]["container_name"] = ["pathways-worker"]
+    _write_logs(folder, entries)
+    return Counts(len(entries), _base_objects())
 
 
 def unknown_resource_types(folder: Path) -> Counts:
@@ -346,6 +367,10 @@ CORPUS: tuple[Hostile, ...] = (
     Hostile("truncated-file", "the export cut at 60% of its bytes, mid-entry", truncated_file, failure_class=None),
     Hostile("array-cut-mid-entry", "one array entry broken off mid-string", array_cut_mid_entry),
     Hostile("jsonl-corrupt-lines", "JSON Lines with a half line and a binary line in the middle", jsonl_corrupt_line),
+    Hostile("jsonl-non-object-lines", "JSON Lines with null, a number, a string, an array and true as lines",
+            jsonl_non_object_lines,
+            known_bug="skill/sources/replay.py _build_index calls doc.get() on every JSON Lines value: a line that is "
+                      "JSON but not an object (null, 42, [1]) raises AttributeError (since the indexed reader, 636ab0a)"),
     Hostile("1mb-lines", "JSON Lines with a 1 MB entry and a 1 MB garbage line", one_mb_lines),
     Hostile("1mb-minified", "the whole array minified onto one 1+ MB line", minified_one_line),
     Hostile("256k-payloads", "12 entries with 256 KB text and JSON payloads", payloads_256k),
@@ -357,6 +382,10 @@ CORPUS: tuple[Hostile, ...] = (
             entries_that_fail_normalising,
             known_bug="skill/engine.py Collector.take_entries counts an entry it cannot normalise as skipped after the "
                       "source already counted it as read: read + skipped exceeds the input by one"),
+    Hostile("label-values-wrong-types", "resource.labels.pod_name a number, container_name a list, on the cited line",
+            label_values_wrong_types,
+            known_bug="skill/records.py record_from_entry copies resource.labels values untyped into the Record "
+                      "(pod 5, container a list); skill/model.py role_of then raises TypeError: an internal error"),
     Hostile("unknown-resource-types", "25 entries of made-up resource types, some with no resource", unknown_resource_types),
     Hostile("timestamp-spellings", "timestamps with offsets, without fraction, 9 digits, lower-case z, space for T",
             timestamp_spellings),
