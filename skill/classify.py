@@ -25,6 +25,8 @@ class Hypo:
     signals: list[Signal] = field(default_factory=list)
     first_ts: int = 0
     detail: str = ""
+    located: list[Signal] = field(default_factory=list)  # the lines that locate the cause, when not the first strong ones
+    entity_kinds: tuple[str, ...] = ()  # what those lines implicate, when not what their patterns say
 
     @property
     def strong_signals(self) -> list[Signal]:
@@ -51,14 +53,24 @@ def combine(weights: list[float]) -> float:
     return min(0.99, 1.0 - miss)
 
 
+# Facts a pattern may need (Pattern.needs): False drops the match; unknown (None) keeps it.
+NEEDS = {
+    "spot_node": lambda model, s: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
+}
+
+
 def _hypotheses(model: Workload, causes: list[Signal]) -> dict[str, Hypo]:
     by_class: dict[str, list[Signal]] = {}
     for s in causes:
         if s.pattern.transient and _resolved(model, s):
             continue  # a scheduling or pull blip that resolved: the pod ran afterwards
+        if s.pattern.needs and not NEEDS[s.pattern.needs](model, s):
+            continue  # e.g. a graceful node shutdown on a node known not to be Spot
         by_class.setdefault(s.target, []).append(s)
     hypos = {}
     for cid, sigs in by_class.items():
+        if all(s.pattern.support for s in sigs):
+            continue  # facts that only support other evidence (the pods ran on Spot) are no hypothesis alone
         best: dict[str, float] = {}
         for s in sigs:
             best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
@@ -79,19 +91,27 @@ def _resolved(model: Workload, s: Signal) -> bool:
 
 
 def _slices_not_ready(model: Workload) -> Hypo | None:
-    """The RM serves but never reports n/n slices ready, long enough after start that it should have."""
-    serving = model.first_milestone("rm_serving")
+    """The RM of the current attempt serves but never reports n/n slices ready, long enough after it started.
+
+    Judged per attempt: a JobSet restart (or an RM container restart) starts a new RM that prints "serving" again and
+    must report its own slices ready; an earlier attempt's "2/2 ... Now Ready" says nothing about the later one.
+    """
+    serving = model.last_milestone("rm_serving")
     if serving is None or model.now - serving.ts < SLICES_READY_WAIT_NS:
         return None
-    ready = [s for s in model.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
-    if ready:
+    since = [s for s in model.milestones.get("slices_ready", []) if s.ts >= serving.ts]
+    if any(s.groups.get("ready") == s.groups.get("total") for s in since):
         return None
     sigs = [serving]
+    located: list[Signal] = []
+    kinds: tuple[str, ...] = ()
     score, detail = 0.75, "no 'n/n Pathways Slices Now Ready' line from the resource manager"
     expected = f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001" if model.jobset else None
     wrong = [s for s in model.milestones.get("worker_rm_address", []) if expected and s.groups.get("addr") != expected]
     if wrong:
-        sigs += sorted(wrong, key=lambda s: s.ts)[:3]
+        located = sorted(wrong, key=lambda s: s.ts)[:3]
+        sigs += located
+        kinds = ("JobSet",)  # the workers' arguments come from the JobSet's template: not the head, not a node
         score, detail = 0.92, f"workers point at resource manager {wrong[0].groups.get('addr')}, not {expected}"
     counts = model.milestones.get("rm_instance_count", [])
     slices = {p.slice for p in model.workers if p.slice is not None}
@@ -99,10 +119,9 @@ def _slices_not_ready(model: Workload) -> Hypo | None:
         sigs.append(counts[0])
         score = max(score, 0.9)
         detail = f"the resource manager expects {counts[0].groups['count']} slices but {len(slices)} registered"
-    partial = model.milestones.get("slices_ready")
-    if partial:
-        sigs.append(max(partial, key=lambda s: s.ts))
-    return Hypo("slices_not_ready", score, sigs, serving.ts, detail)
+    if since:
+        sigs.append(max(since, key=lambda s: s.ts))
+    return Hypo("slices_not_ready", score, sigs, serving.ts, detail, located, kinds)
 
 
 def _workload_stalled(model: Workload) -> Hypo | None:
@@ -191,7 +210,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         confidence = root.score
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if _explained(h, cands) else 1.0), 3), h.signals,
-                            h.first_ts, h.detail) for h in others]
+                            h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
     status = status_of(model, symptoms, root.failure_class)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)
 

@@ -45,20 +45,31 @@ def excerpt(text: str) -> str:
 
 def _primary(root: Hypo) -> list[Signal]:
     """The signals that locate the root cause: all of them for spread classes, else those on the first strong host."""
+    if root.located:
+        return root.located
     strong = root.strong_signals
     if not strong or root.failure_class in SPREAD:
         return strong
-    first = strong[0].record
-    same = [s for s in strong if (first.pod and s.record.pod == first.pod) or (first.node and s.record.node == first.node)]
+    pod, node = _pod_of(strong[0]), _node_of(strong[0])
+    same = [s for s in strong if (pod and _pod_of(s) == pod) or (node and _node_of(s) == node)]
     return same or strong[:1]
+
+
+def _pod_of(s: Signal) -> str | None:
+    """The pod a signal is about: its record's, or the one its text names (an autoscaler decision)."""
+    return s.record.pod or s.groups.get("pod")
+
+
+def _node_of(s: Signal) -> str | None:
+    return s.record.node or s.groups.get("node")
 
 
 def entities(model: Workload, root: Hypo) -> list[Entity]:
     out: dict[tuple[str, str], None] = {}
     for s in _primary(root):
         r = s.record
-        node = r.node or model.node_of(r.pod)
-        for kind in s.pattern.entities:
+        node = _node_of(s) or model.node_of(_pod_of(s))
+        for kind in root.entity_kinds or s.pattern.entities:
             name = _entity_name(kind, s, r, node, model)
             if name:
                 out.setdefault((kind, name), None)
@@ -69,7 +80,7 @@ def entities(model: Workload, root: Hypo) -> list[Entity]:
 
 def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workload) -> str | None:
     if kind == "Pod":
-        return r.pod
+        return r.pod or s.groups.get("pod")
     if kind == "Node":
         return node
     if kind == "Container":
@@ -109,6 +120,15 @@ def _diverse(signals: list[Signal]) -> list[Signal]:
 
 
 LINK_MARGIN_NS = 10 * 60 * 1_000_000_000
+SUPPORT_WINDOW_NS = 15 * 60 * 1_000_000_000
+MAX_SUPPORT = 2
+
+
+def _support(root: Hypo) -> list[Signal]:
+    """The root's supporting facts (Pattern.support): object facts, and lines close to the root cause in time."""
+    near = [s for s in root.signals if s.pattern.support
+            and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS)]
+    return sorted(_diverse(near), key=lambda s: s.ts)[:MAX_SUPPORT]
 
 
 def logs_explorer_link(r: Record, project: str | None) -> str | None:
@@ -158,7 +178,13 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     user_container = next((c for c in (head.containers if head else {}) if not c.startswith("pathways-")), "jax-tpu")
     image = by_kind.get("Image") or "<image>"
     location = model.location or "<location>"
-    detail = root.detail or (excerpt(GLOG_HEADER.sub("", first.text, count=1))[:160] if first else "")
+    note = _primary(root)[0].pattern.note if root.signals else ""
+    if root.detail or not first:
+        detail = root.detail
+    elif note and first.text.startswith("{"):
+        detail = note  # a structured payload (an autoscaler decision) is no readable line; say what it means
+    else:
+        detail = excerpt(GLOG_HEADER.sub("", first.text, count=1))[:160]
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
@@ -174,10 +200,24 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
         "principal": sa.group(1) if sa else "The workload's identity", "detail": detail, "evidence_text": evidence_text,
         "expected_rm_address": f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001",
+        "finished": _finished(model, user_container),
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
                                   else f"a process in {pod}")),
     }
+
+
+def _finished(model: Workload, user_container: str) -> str:
+    """How the run says it ended well (the client exited 0, the JobSet is Completed), or "" while it still runs."""
+    done = model.condition("Completed")
+    head = model.pods.get(model.head_pod or "")
+    client = head.containers.get(user_container) if head else None
+    parts = []
+    if client is not None and client.last_exit_code == 0 and not client.running:
+        parts.append(f"the client ({user_container}) exited 0")
+    if done:
+        parts.append(f"the JobSet is Completed ({done.get('reason') or 'all jobs completed'})")
+    return " and ".join(parts) if done else ""
 
 
 def _render(template: str | None, ctx: dict[str, str]) -> str | None:
@@ -219,7 +259,13 @@ def data_gaps(a: Analysis) -> list[str]:
     if "events" not in m.logs_seen:
         gaps.append("no Kubernetes events (kubectl keeps them about an hour; export the events log from Cloud Logging): "
                     "scheduling, image pull and eviction causes could not be checked")
-    if "Pod" not in m.objects_seen:
+    ended = m.condition("Failed") or m.condition("Completed")
+    if "Pod" not in m.objects_seen and ended and m.pods:
+        # The JobSet deletes its Jobs' pods when it fails or completes: an export taken afterwards has none to show.
+        gaps.append(f"no Pod objects of JobSet {m.jobset}: it had ended ({ended.get('type')}) and its pods were gone by "
+                    "export time, so their final status (exit codes, restart counts, termination reasons) could not be "
+                    "read; those were taken from events and logs")
+    elif "Pod" not in m.objects_seen:
         gaps.append("no Pod objects (kubectl get pods -o json): restart counts and exit codes were taken from events and logs only")
     if "JobSet" not in m.objects_seen:
         gaps.append("no JobSet object (kubectl get jobset -o json): its terminal state was inferred from events")
@@ -244,6 +290,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
         if len(evidence) >= MAX_ROOT_EVIDENCE:
             break
+    for s in _support(v.root):
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for h in v.ranked[1:]:  # what a failed recovery was meant to survive: the trigger and what kept the slice away
         if h.failure_class in cls.absorbs and h.signals:
             evidence.setdefault(h.strong_signals[0].record.id, _evidence_item(h.strong_signals[0].record, m.project))

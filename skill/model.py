@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .objects import SPOT_LABELS, spot_placement
 from .records import Record, parse_ts
 from .signals import Signal
 
@@ -76,6 +77,8 @@ class Workload:
     progress_count: int = 0
     first_ts: int = 0
     now: int = 0
+    spot_roles: dict[str, bool] = field(default_factory=dict)  # role -> its Pod objects ask for Spot capacity
+    spot_nodes: dict[str, bool] = field(default_factory=dict)  # node -> its Node object is labelled Spot
     sources_seen: set[str] = field(default_factory=set)
     logs_seen: set[str] = field(default_factory=set)
     objects_seen: set[str] = field(default_factory=set)
@@ -113,6 +116,19 @@ class Workload:
         sigs = self.milestones.get(mid)
         return min(sigs, key=lambda s: s.ts) if sigs else None
 
+    def last_milestone(self, mid: str) -> Signal | None:
+        sigs = self.milestones.get(mid)
+        return max(sigs, key=lambda s: s.ts) if sigs else None
+
+    def is_spot(self, node: str | None) -> bool | None:
+        """Whether a node is Spot capacity: its Node label, else the spec of the pods (by role) that ran on it; None if unknown."""
+        if not node:
+            return None
+        if node in self.spot_nodes:
+            return self.spot_nodes[node]
+        known = [self.spot_roles[p.role] for p in self.pods.values() if p.node == node and p.role in self.spot_roles]
+        return any(known) if known else None
+
     # --- building -------------------------------------------------------------------------------------------
 
     def add_objects(self, objects: list[dict]) -> None:
@@ -123,6 +139,9 @@ class Workload:
                 self._add_pod(obj)
             elif kind == "JobSet" and (self.jobset is None or obj["metadata"].get("name") == self.jobset):
                 self._add_jobset(obj)
+            elif kind == "Node" and (obj.get("metadata") or {}).get("name"):
+                labels = obj["metadata"].get("labels") or {}
+                self.spot_nodes[obj["metadata"]["name"]] = any(str(labels.get(k)).lower() == "true" for k in SPOT_LABELS)
 
     def _add_pod(self, pod: dict) -> None:
         meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
@@ -130,6 +149,7 @@ class Workload:
         info = self.pod(meta.get("name", ""))
         info.role, info.slice, info.host = role, sl, host
         info.uid, info.node, info.phase = meta.get("uid"), spec.get("nodeName") or info.node, status.get("phase")
+        self.spot_roles[role] = self.spot_roles.get(role, False) or spot_placement(spec) is not None
         images = {c.get("name"): c.get("image") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])}
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             c = info.containers.setdefault(cs.get("name"), ContainerInfo(cs.get("name")))

@@ -7,6 +7,20 @@ from collections.abc import Iterator
 from .records import Record, parse_ts
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+SPOT_LABELS = ("cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible")
+
+
+def spot_placement(spec: dict) -> str | None:
+    """How a pod spec asks for Spot capacity: "node selector" or "node affinity" (a required term), else None."""
+    selector = spec.get("nodeSelector") or {}
+    if any(str(selector.get(k)).lower() == "true" for k in SPOT_LABELS):
+        return "node selector"
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    for term in required.get("nodeSelectorTerms") or []:
+        for expr in term.get("matchExpressions") or []:
+            if expr.get("key") in SPOT_LABELS and expr.get("operator") == "In" and "true" in (expr.get("values") or []):
+                return "node affinity"
+    return None
 
 
 def pod_records(pod: dict) -> Iterator[Record]:
@@ -54,6 +68,10 @@ def pod_records(pod: dict) -> Iterator[Record]:
     if status.get("reason") or status.get("message"):
         text = f"pod status reason={status.get('reason')}: {status.get('message') or ''}"
         yield rec(_cond_ts(status) or start, "pod-status", text, status.get("reason"))
+    placement = spot_placement(spec)
+    if placement:
+        key = next(k for k in SPOT_LABELS if k in str(spec))
+        yield rec(start, "pod-spec", f"pod {placement} {key}=true", None)
 
 
 def _cond_ts(status: dict) -> int:
@@ -93,7 +111,7 @@ def node_records(node: dict) -> Iterator[Record]:
             text = f"node condition {cond.get('type')}={cond.get('status')} reason={cond.get('reason')}: {cond.get('message') or ''}"
             yield rec(parse_ts(cond.get("lastTransitionTime")) or created, text, cond.get("reason"))
     for key, value in (meta.get("labels") or {}).items():
-        if "maintenance" in key:
+        if "maintenance" in key or (key in SPOT_LABELS and str(value).lower() == "true"):
             yield rec(created, f"node label {key}={value}", key)
     for taint in (node.get("spec") or {}).get("taints") or []:
         if "termination" in str(taint.get("key")) or "maintenance" in str(taint.get("key")):

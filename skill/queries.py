@@ -65,10 +65,12 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
                            f"(jsonPayload.involvedObject.name:{pod_prefix} OR "
                            f"jsonPayload.involvedObject.name={quote(scope.jobset)} OR "
                            f"labels.\"logging.gke.io/top_level_controller_name\"={quote(scope.jobset)})"),
-        # Who evicted a pod (kubectl drain, a node-pool upgrade): the eviction itself leaves no Kubernetes event.
+        # Kubernetes audit of the JobSet's pods: who evicted one (kubectl drain, a node-pool upgrade; the eviction itself
+        # leaves no Kubernetes event), and who port-forwarded to one (a second client that takes the proxy session).
         LogQuery("evictions", f'log_id("cloudaudit.googleapis.com/activity") resource.type="k8s_cluster" '
                               f'{_cluster(scope)} {_window(scope)} '
-                              f'protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" '
+                              f'(protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" OR '
+                              f'protoPayload.methodName="io.k8s.core.v1.pods.portforward.create") '
                               f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}"),
     ]
 
@@ -110,5 +112,8 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
     queries.append(LogQuery("autoscaler", f'log_id("container.googleapis.com/cluster-autoscaler-visibility") '
                                           f"{_cluster(scope)} {_window(scope)} "
                                           '(jsonPayload.resultInfo.results.errorMsg.messageId:"scale.up.error" OR '
-                                          "jsonPayload.noDecisionStatus.noScaleUp:*)"))
+                                          "jsonPayload.noDecisionStatus.noScaleUp:* OR "
+                                          # a scale-down that evicts one of the JobSet's pods (the head on cpu-np)
+                                          "jsonPayload.decision.scaleDown.nodesToBeRemoved.evictedPods.name:"
+                                          f"{quote(scope.jobset + '-')})"))
     return queries

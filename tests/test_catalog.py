@@ -141,6 +141,7 @@ INFRA_LITERALS = [
     ("Rebooted: Node gke-n has been rebooted, boot id: 5f0c1e7a-93b2-4c1d-8e0f-2a6d4b9c7e31", "event", None, "node_lost"),
     ('I1201 12:01:09.6 1904 nodeshutdown_manager_linux.go:375] "Shutdown manager killing pod with gracePeriod" pod="default/js-worker-0-3-abcde" gracePeriod=15', "node", None, "spot_preemption"),
     ("projects/p/zones/z/instances/gke-n compute.instances.terminateOnHostMaintenance Instance terminated during Compute Engine maintenance.", "node", None, "host_maintenance"),
+    ("TerminatingInstance: Instance gke-n is being terminated for host maintenance.", "event", None, "host_maintenance"),
 ]
 
 
@@ -161,6 +162,13 @@ def test_infra_rule_fires_on_literal(text, source, container, expected):
     ("NodeReady: Node gke-n status is now: NodeReady", "event", None, "node_lost"),
     # a triage bot's note mentioning maintenance is not a maintenance event
     ("TriageNote: Runbook RB-114: TPU VM terminations in this project are pre-approved maintenance drills, not incidents.", "event", None, "host_maintenance"),
+    # a maintenance notice that was not (yet) followed by a termination
+    ("UpcomingMaintenance: Maintenance scheduled for node gke-n; the window starts at 2026-12-04T02:00:00Z", "event", None, "host_maintenance"),
+    ("Node gke-n: scheduled maintenance start time 2026-12-04T02:00:00Z, termination notice will follow", "node", None, "host_maintenance"),
+    # a cordon (a node-pool upgrade, a drain, an autoscaler scale-down) is not a lost node
+    ("NodeNotSchedulable: Node gke-n status is now: NodeNotSchedulable", "event", None, "node_lost"),
+    # a graceful shutdown alone does not say Spot; Spot capacity alone is no preemption
+    ("pod node selector cloud.google.com/gke-spot=true", "object", None, "spot_preemption"),
 ])
 def test_infra_lookalike_does_not_fire(text, source, container, not_expected):
     assert not_expected not in causes(text, source, container)

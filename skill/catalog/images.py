@@ -163,6 +163,10 @@ PROXY_CONNECTION_LOST = FailureClass(
                 ("container",), containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container")),
+        # Kubernetes audit: someone port-forwarded to the head (a second client, e.g. a notebook). Normal on its own; it
+        # names who opened the session that took over.
+        Pattern(r"io\.k8s\.core\.v1\.pods\.portforward\.create", 0.45, ("node",), logs=("cloudaudit.googleapis.com",),
+                head_only=True, entities=("Pod",), support=True, note="a client port-forwarded to the head"),
     ),
     explanation="The client's session with the IFRT proxy of {{ jobset }} ended ({{ detail }}). A Pathways cluster serves one client at a time: CANCELLED means another client (a notebook, a port-forward) took the session; 'writes no longer allowed' means the proxy dropped it, and no proxy restart, OOM kill or head-pod loss in the data explains why.",
     explains=("user_code_error",),

@@ -74,7 +74,8 @@ NODE_LOST = FailureClass(
         Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",)),
         Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",)),
         Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod")),
-        Pattern(r"^NodeNotSchedulable: ", 0.5, ("event",), entities=("Node",)),
+        # A cordon alone is a drain, an upgrade or an autoscaler scale-down, not a lost node: it only supports NotReady.
+        Pattern(r"^NodeNotSchedulable: ", 0.3, ("event",), entities=("Node",)),
         # kubelet on start-up after an unplanned restart of the VM: every pod that ran there died with it.
         Pattern(r"^Rebooted: Node \S+ has been rebooted, boot id: ", 0.6, ("event",), entities=("Node",)),
     ),
@@ -94,12 +95,17 @@ SPOT_PREEMPTION = FailureClass(
     patterns=(
         Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",)),
         Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",)),
-        Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node")),
-        Pattern(r"TerminationByKubelet", 0.45, ("object", "event"), entities=("Pod", "Node")),
-        # kubelet graceful node shutdown: the ACPI power-off a reclaimed Spot VM gets ~30 s before it stops.
+        # A graceful node shutdown is what a reclaimed Spot VM gets ~30 s before it stops (ACPI power-off), but also what
+        # maintenance or a stop gives an on-demand VM: these count only unless the node is known not to be Spot.
+        Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node"),
+                needs="spot_node"),
+        Pattern(r"TerminationByKubelet", 0.45, ("object", "event"), entities=("Pod", "Node"), needs="spot_node"),
         Pattern(r"Shutdown manager detected new shutdown event|Shutdown manager .{0,40}(?:shutting down|processing shutdown)",
-                0.5, ("node",), entities=("Node",)),
-        Pattern(r"Shutdown manager killing pod with gracePeriod", 0.5, ("node",), entities=("Node",)),
+                0.5, ("node",), entities=("Node",), needs="spot_node"),
+        Pattern(r"Shutdown manager killing pod with gracePeriod", 0.5, ("node",), entities=("Node",), needs="spot_node"),
+        # The pods were placed on Spot capacity (their node selector or affinity, or the node's own label).
+        Pattern(r"^(?:pod node selector|pod node affinity|node label) cloud\.google\.com/gke-(?:spot|preemptible)=true", 0.3,
+                ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity"),
     ),
     explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died and the job's timeouts and restarts followed.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
@@ -117,7 +123,9 @@ HOST_MAINTENANCE = FailureClass(
         Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",)),
         Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",)),
         Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",)),
-        Pattern(r"(?i)\bmaintenance\b.{0,80}(?:terminat|schedul|start)", 0.5, ("event", "node"), entities=("Node",)),
+        # A VM stopped for maintenance, in words; a notice that maintenance is scheduled (or a window starts) is not one.
+        Pattern(r"(?i)\b(?:terminated|terminating|stopped|shut down)\b.{0,40}\b(?:for|during|due to)\b.{0,20}\bmaintenance\b",
+                0.5, ("event", "node"), entities=("Node",)),
         Pattern(r"compute\.reservations\.block\.startGroupMaintenance", 0.8, ("node",), entities=("Node",)),
     ),
     explanation="A host maintenance event terminated the TPU VM {{ node }} (TPU VMs do not live-migrate); the restarts followed.",
@@ -137,6 +145,12 @@ HEAD_POD_EVICTED = FailureClass(
         Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True),
         Pattern(r"(?i)(?:ScaleDown|scale-down|scale down|marked the node as toBeDeleted)", 0.8, ("event",),
                 entities=("Pod", "Node"), head_only=True),
+        # The cluster autoscaler's own scale-down decision (cluster-autoscaler-visibility), naming the head among the pods
+        # it evicts from the node it removes (keys sorted: evictedPods come before their node).
+        Pattern(r'"scaleDown":\{"nodesToBeRemoved":\[.*?"name":"(?P<pod>[a-z0-9.-]+-pathways-head-\d+-\d+(?:-[a-z0-9]{5})?)"'
+                r'.*?"mig":\{[^}]*\},"name":"(?P<node>[^"]+)"', 0.9, ("event",),
+                logs=("container.googleapis.com/cluster-autoscaler",), entities=("Pod", "Node"),
+                note="the cluster autoscaler decided to remove the head's node, evicting the head"),
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
         # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.

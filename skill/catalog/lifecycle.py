@@ -107,7 +107,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
 
 NO_FAILURE_DETECTED = FailureClass(
     id="no_failure_detected", title="The workload is healthy", phase="-", component="-",
-    explanation="{{ jobset }} reached its start-up milestones and keeps making progress; the warnings in the data are benign.",
+    explanation="{% if finished %}{{ jobset }} finished its run: {{ finished }}. What still ran was stopped as the JobSet wound down (exit 143 after SIGTERM is expected), and the warnings in the data are benign.{% else %}{{ jobset }} reached its start-up milestones and keeps making progress; the warnings in the data are benign.{% endif %}",
     fixes=(Fix("Nothing to fix. Keep an eye on progress.", "kubectl get jobset {{ jobset }} -n {{ namespace }}", "read-only"),),
 )
 

@@ -23,6 +23,10 @@ class Pattern:
     transient: bool = False  # discard when the pod later ran (a scheduling or pull blip that resolved)
     check: Callable[[dict[str, str], str], bool] | None = None  # extra pure test on the named groups and text
     note: str = ""  # what a match means, for the explanation
+    # A fact that only supports its class's other evidence (the node is Spot, a second client port-forwarded): never a
+    # hypothesis on its own, and cited as supporting evidence when its class is the root cause.
+    support: bool = False
+    needs: str = ""  # a fact about the workload the match must have to count (classify.NEEDS), e.g. "spot_node"
 
     def applies_to(self, source: str, container: str | None, log: str, pod: str | None = None) -> bool:
         if source not in self.sources:

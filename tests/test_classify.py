@@ -1,0 +1,182 @@
+"""The classifier and the explanation on small literal workloads: attempts, entities, wording, data gaps, Spot."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import orjson
+import pytest
+
+from skill.catalog import BY_ID
+from skill.classify import _slices_not_ready, classify
+from skill.engine import Collector
+from skill.explain import _ENV, _finished, data_gaps, entities
+from skill.model import Workload
+from skill.objects import pod_records
+from skill.queries import Scope, node_queries, workload_queries
+from skill.query import matches
+from skill.records import Record, record_from_entry
+from skill.signals import Matcher
+from skill.sources.base import SourceStats
+
+NS = 1_000_000_000
+T0 = 1_764_000_000 * NS
+JS = "lm-run"
+HEAD, WORKER = f"{JS}-pathways-head-0-0-abcde", f"{JS}-pathways-worker-0-0-fghij"
+M = Matcher()
+
+
+def feed(model: Workload, *records: Record) -> tuple[list, list]:
+    """Records through the real collector: milestones into the model, causes and symptoms out."""
+    col = Collector(model, SimpleNamespace(stats=SourceStats()))
+    for r in records:
+        col.take(r)
+    return col.causes, col.symptoms
+
+
+def line(ts: int, text: str, container: str = "pathways-rm", pod: str = HEAD, rid: str = "") -> Record:
+    return Record(id=rid or f"{pod}-{ts}", ts=ts, source="container", log="stderr", text=text, pod=pod, container=container)
+
+
+def rm_start(ts: int, ready: str | None, pod: str = HEAD) -> list[Record]:
+    recs = [line(ts, "Pathways Server serving on [::]:29001", pod=pod)]
+    if ready:
+        recs.append(line(ts + 60 * NS, f"*** {ready} Pathways Slices Now Ready ***", pod=pod))
+    return recs
+
+
+@pytest.mark.parametrize("attempts, stalled", [
+    ([("2/2", 0)], False),
+    ([(None, 0)], True),
+    ([("2/2", 0), ("1/2", 30)], True),  # attempt 0 was ready; the restarted RM never is
+    ([("2/2", 0), (None, 30)], True),
+    ([("1/2", 0), ("2/2", 30)], False),
+])
+def test_slices_ready_is_judged_per_attempt(attempts, stalled):
+    model = Workload(jobset=JS)
+    for i, (ready, minute) in enumerate(attempts):
+        feed(model, *rm_start(T0 + minute * 60 * NS, ready, pod=HEAD[:-5] + f"att{i}x"))
+    model.now = T0 + (attempts[-1][1] + 20) * 60 * NS
+    assert (_slices_not_ready(model) is not None) == stalled
+
+
+def test_wrong_rm_address_implicates_the_jobset_not_the_head_or_its_node():
+    model = Workload(jobset=JS)
+    model.pod(HEAD).node = "gke-c-cpu-np-1"
+    feed(model, *rm_start(T0, None),
+         line(T0 + 30 * NS, "argv[2]: '--resource_manager_address=lm-old-pathways-head-0-0.lm-old:29001'",
+              "pathways-worker", WORKER))
+    model.now = T0 + 20 * 60 * NS
+    hypo = _slices_not_ready(model)
+    assert hypo is not None and hypo.located[0].record.pod == WORKER
+    assert [(e.kind, e.name) for e in entities(model, hypo)] == [("JobSet", JS)]
+
+
+def _render_healthy(model: Workload) -> str:
+    template = BY_ID["no_failure_detected"].explanation
+    return _ENV.from_string(template).render(jobset=JS, finished=_finished(model, "jax-tpu"))
+
+
+def test_a_completed_run_is_worded_as_finished_not_as_making_progress():
+    running = Workload(jobset=JS)
+    assert "keeps making progress" in _render_healthy(running)
+    done = Workload(jobset=JS, jobset_conditions=[{"type": "Completed", "status": "True", "reason": "AllJobsCompleted"}])
+    done.pod(HEAD).containers["jax-tpu"] = SimpleNamespace(last_exit_code=0, running=False)
+    text = _render_healthy(done)
+    assert "finished its run" in text and "exited 0" in text and "Completed" in text
+    assert "keeps making progress" not in text
+
+
+def _gaps(model: Workload) -> list[str]:
+    a = SimpleNamespace(model=model, source=SimpleNamespace(stats=SourceStats()),
+                        verdict=SimpleNamespace(failure_class="head_pod_evicted", notes=[]))
+    return data_gaps(a)
+
+
+def test_pods_deleted_with_the_ended_jobset_is_a_precise_gap():
+    gone = Workload(jobset=JS, jobset_conditions=[{"type": "Failed", "status": "True"}], objects_seen={"JobSet"})
+    gone.pod(HEAD)
+    text = " ".join(_gaps(gone))
+    assert "pods were gone by export time" in text and "kubectl get pods" not in text
+    never = Workload(jobset=JS, objects_seen={"JobSet"})
+    assert "no Pod objects (kubectl get pods -o json)" in " ".join(_gaps(never))
+
+
+SCALE_DOWN = {
+    "insertId": "sd1", "timestamp": "2026-11-30T14:08:02Z", "resource": {"type": "k8s_cluster", "labels": {"cluster_name": "c"}},
+    "logName": "projects/p/logs/container.googleapis.com%2Fcluster-autoscaler-visibility",
+    "jsonPayload": {"decision": {"scaleDown": {"nodesToBeRemoved": [
+        {"evictedPods": [{"name": f"other-{JS}-worker-0-0-aaaaa"}], "node": {"mig": {"name": "m1"}, "name": "gke-c-tpu-1"}},
+        {"evictedPods": [{"controller": {"name": f"{JS}-pathways-head-0"}, "name": HEAD}], "evictedPodsTotalCount": 1,
+         "node": {"cpuRatio": 37, "mig": {"name": "gke-c-cpu-np-0123abcd-grp", "nodepool": "cpu-np"}, "name": "gke-c-cpu-np-9"}},
+    ]}}},
+}
+
+
+def test_the_autoscaler_scale_down_decision_is_read_and_names_the_head_and_its_node():
+    scope = Scope(jobset=JS, start_ns=T0, end_ns=T0 + 3600 * NS, cluster="c")
+    autoscaler = next(q for q in node_queries(scope, ["gke-c-tpu-1"]) if q.name == "autoscaler")
+    entry = dict(SCALE_DOWN, timestamp="2025-11-24T16:10:00Z")  # inside the window
+    assert matches(autoscaler.filter, entry)
+    sigs = [s for s in M.match(record_from_entry(SCALE_DOWN)) if s.target == "head_pod_evicted"]
+    assert sigs and sigs[0].groups["pod"] == HEAD and sigs[0].groups["node"] == "gke-c-cpu-np-9"
+
+
+def test_a_scale_down_of_worker_nodes_is_not_a_head_eviction():
+    entry = orjson.loads(orjson.dumps(SCALE_DOWN))
+    del entry["jsonPayload"]["decision"]["scaleDown"]["nodesToBeRemoved"][1]
+    assert not [s for s in M.match(record_from_entry(entry)) if s.target == "head_pod_evicted"]
+
+
+PORT_FORWARD = {
+    "insertId": "pf1", "timestamp": "2025-11-24T16:10:00Z", "resource": {"type": "k8s_cluster", "labels": {"cluster_name": "c"}},
+    "logName": "projects/p/logs/cloudaudit.googleapis.com%2Factivity",
+    "protoPayload": {"methodName": "io.k8s.core.v1.pods.portforward.create", "authenticationInfo": {"principalEmail": "a@x"},
+                     "resourceName": f"core/v1/namespaces/default/pods/{HEAD}/portforward"},
+}
+
+
+def test_a_port_forward_is_read_but_alone_is_no_lost_session():
+    scope = Scope(jobset=JS, start_ns=T0, end_ns=T0 + 3600 * NS, cluster="c")
+    audit = next(q for q in workload_queries(scope) if q.name == "evictions")
+    assert matches(audit.filter, PORT_FORWARD)
+    model = Workload(jobset=JS, now=T0 + 3600 * NS)
+    causes, symptoms = feed(model, record_from_entry(PORT_FORWARD))
+    assert [s.target for s in causes] == ["proxy_connection_lost"] and causes[0].pattern.support
+    assert classify(model, causes, symptoms).failure_class == "no_failure_detected"
+
+
+def _worker_pod(spot: bool) -> dict:
+    selector = {"cloud.google.com/gke-tpu-topology": "4x4"} | ({"cloud.google.com/gke-spot": "true"} if spot else {})
+    return {"kind": "Pod", "metadata": {"name": WORKER, "uid": "u-w", "labels": {"jobset.sigs.k8s.io/jobset-name": JS}},
+            "spec": {"nodeName": "gke-c-tpu-3", "nodeSelector": selector}, "status": {"phase": "Running"}}
+
+
+def _shutdown(spot: bool | None) -> str:
+    """A graceful node shutdown of a worker's node, then NotReady: the same lines on Spot, on-demand, or unknown capacity."""
+    model = Workload(jobset=JS, now=T0 + 3600 * NS)
+    pod = [_worker_pod(spot)] if spot is not None else []
+    model.add_objects(pod)
+    model.pod(WORKER).node = "gke-c-tpu-3"
+    node = dict(source="node", log="kubelet", node="gke-c-tpu-3")
+    causes, symptoms = feed(
+        model,
+        Record(id="k1", ts=T0, text='"Shutdown manager processing shutdown event"', **node),
+        Record(id="k2", ts=T0 + NS, text='"Shutdown manager killing pod with gracePeriod" pod="default/x" gracePeriod=15', **node),
+        Record(id="e1", ts=T0 + 48 * NS, source="event", log="events", node="gke-c-tpu-3", kind="Node", obj="gke-c-tpu-3",
+               text="NodeNotReady: Node gke-c-tpu-3 status is now: NodeNotReady"),
+        *(r for p in pod for r in pod_records(p)),
+    )
+    return classify(model, causes, symptoms).failure_class
+
+
+@pytest.mark.parametrize("spot, expected", [(True, "spot_preemption"), (None, "spot_preemption"), (False, "node_lost")])
+def test_a_graceful_shutdown_is_spot_only_on_spot_capacity(spot, expected):
+    assert _shutdown(spot) == expected
+
+
+def test_a_node_label_says_spot_when_the_pods_do_not():
+    model = Workload(jobset=JS)
+    model.add_objects([{"kind": "Node", "metadata": {"name": "n1", "labels": {"cloud.google.com/gke-spot": "true"}}},
+                       {"kind": "Node", "metadata": {"name": "n2", "labels": {}}}])
+    assert model.is_spot("n1") is True and model.is_spot("n2") is False and model.is_spot("n3") is None
