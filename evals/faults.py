@@ -142,6 +142,7 @@ def fault_report() -> list[Outcome]:
         problem = verdict(fc, out, reference)
         if problem and out.outcome == "diagnosis":
             out.outcome = "wrong"
-        out.detail = out.detail or (problem or "")
+        new_gaps = [g for g in out.gaps if g not in reference.gaps]
+        out.detail = out.detail or problem or "; ".join(new_gaps) or "no new gaps"
         rows.append(out)
     return rows
