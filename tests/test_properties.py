@@ -157,7 +157,7 @@ def test_pathological_nesting_and_quotes_are_fast(text):
 @settings(max_examples=n(300), **QUICK)
 @given(st.one_of(st.text(max_size=40), json_values))
 def test_parse_ts_never_raises(value):
-    assert parse_ts(value) >= 0
+    assert isinstance(parse_ts(value), int)  # 0 when unusable; before 1970 (Go's zero time) is negative, and harmless
 
 
 @settings(max_examples=n(60), **QUICK)
@@ -184,7 +184,7 @@ def test_record_from_entry_normalises_or_raises_what_the_collector_catches(e):
         rec = record_from_entry(e)
     except (KeyError, TypeError, AttributeError, ValueError):
         return
-    assert isinstance(rec.text, str) and rec.ts >= 0 and isinstance(rec.id, str)
+    assert isinstance(rec.text, str) and isinstance(rec.ts, int) and isinstance(rec.id, str)
     # (label values keep their JSON type: evals/corpus.py label-values-wrong-types is the xfail for that)
 
 
