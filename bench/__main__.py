@@ -65,6 +65,7 @@ def measure(size: int, data: Path, live: bool = True) -> dict:
            "digest_groups": r["digest_groups"], "digest_groups_total": r["digest_groups_total"],
            "failure_class": r["failure_class"], "status": r["status"], "entities": r["entities"],
            "evidence_ids": r["evidence_ids"], "evidence_templates": r["evidence_templates"],
+           "root_evidence_templates": r["root_evidence_templates"],
            "expected_evidence": meta["expected"]["evidence"],
            "expected_evidence_cited": set(meta["expected"]["evidence"]) <= set(r["evidence_ids"])}
     if live:
@@ -100,10 +101,13 @@ def check(rows: list[dict]) -> list[tuple[str, bool, str]]:
         out.append((f"expected evidence cited ({r['entries']:,})", r["expected_evidence_cited"],
                     ", ".join(r["expected_evidence"])))
     small, large = rows[0], rows[-1]
-    if large is not small:
-        same = all(small[k] == large[k] for k in ("failure_class", "status", "entities", "evidence_templates"))
-        out.append((f"same verdict and evidence at {large['entries']:,} as at {small['entries']:,}", same,
-                    f"{large['failure_class']}, {len(large['evidence_templates'])} evidence lines"))
+    if len(rows) > 1:
+        keys = ("failure_class", "status", "entities", "root_evidence_templates")
+        same = all(small[k] == large[k] for k in keys)
+        support = sum(a == b for a, b in zip(small["evidence_templates"], large["evidence_templates"]))
+        out.append((f"same verdict and root-cause evidence at {large['entries']:,} as at {small['entries']:,}", same,
+                    f"{large['failure_class']}, {len(large['root_evidence_templates'])} root-cause lines; "
+                    f"{support} of {len(large['evidence_templates'])} cited lines alike after masking"))
     return out
 
 

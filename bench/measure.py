@@ -42,16 +42,18 @@ def _verdict(d, analysis=None) -> dict:
     by_id = {}
     if analysis is not None:
         by_id = {s.record.id: s.record for s in analysis.causes + analysis.symptoms}
+    shape = {e.id: f"{e.source}|{template(by_id[e.id].text if e.id in by_id else e.excerpt)}" for e in d.evidence}
+    root = d.hypotheses[0].evidence if d.hypotheses else []
     return {"failure_class": d.failure_class, "status": d.status,
             "entities": sorted(e.kind for e in d.root_cause.entities),
-            "evidence_ids": [e.id for e in d.evidence],
-            "evidence_templates": [f"{e.source}|{template(by_id[e.id].text if e.id in by_id else e.excerpt)}"
-                                   for e in d.evidence]}
+            "evidence_ids": [e.id for e in d.evidence], "evidence_templates": list(shape.values()),
+            "root_evidence_templates": [shape.get(i, i) for i in root]}
 
 
 def replay(folder: Path) -> dict:
     from skill.api import analyse_replay
-    from skill.digest import digest_of
+    from skill.ask import render_tool_result
+    from skill.digest import digest_of, estimate_tokens
     from skill.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
@@ -59,8 +61,11 @@ def replay(folder: Path) -> dict:
     d = build(analysis, logging_requests=0)
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     digest = digest_of(analysis, d)
+    # what skill.ask adds to the seeded diagnose result (the digest under "log_digest"), measured on the rendering
+    received = (estimate_tokens(render_tool_result("diagnose", {**d.to_json_dict(), "log_digest": digest}))
+                - estimate_tokens(render_tool_result("diagnose", d.to_json_dict())))
     return {"seconds": seconds, "cpu_seconds": cpu, "entries": analysis.source.stats.entries_read,
-            "peak_rss_mib": _rss_mib(), "digest_tokens": digest["tokens_estimate"],
+            "peak_rss_mib": _rss_mib(), "digest_tokens": received,
             "digest_groups": len(digest["groups"]), "digest_groups_total": digest["groups_total"],
             **_verdict(d, analysis)}
 
@@ -154,7 +159,13 @@ def live(folder: Path) -> dict:
                           namespace="default", start=format_ns(source.stats.first_ts),
                           end=format_ns(source.stats.last_ts), logging_endpoint=ls.url, kube_server=ks.url,
                           limits=limits, rng=random.Random(7))
+    pages: dict[str, list[int]] = {}
+    for req in logging.list_requests:
+        filt = (req.body or {}).get("filter", "")
+        pages.setdefault(filt, []).append(req.entries)
+    per_query = sorted(([len(v), sum(v), f[:90]] for f, v in pages.items()), reverse=True)
     return {"seconds": time.perf_counter() - t0, "live_requests": len(logging.list_requests),
+            "live_pages_per_query": per_query,
             "live_entries_transferred": logging.entries_sent, "data_gaps": d.data_gaps, **_verdict(d)}
 
 

@@ -181,8 +181,10 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
     from tools.anthropic_tools import tool_definitions
     from tools.registry import registry
 
-    from .api import diagnose_replay
+    from .api import analyse_replay
     from .catalog import BY_ID
+    from .digest import digest_of
+    from .explain import build
 
     if replay is None:
         raise InputError("ask needs --replay DIR (live mode needs project, location, cluster and jobset)")
@@ -191,12 +193,16 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
     t0 = time.monotonic()
     model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     tools = tools or registry()
-    base = diagnose_replay(replay, jobset=jobset)
+    analysis = analyse_replay(replay, jobset=jobset)
+    base = build(analysis, logging_requests=0)  # = diagnose_replay, keeping the analysis for the digest
+    digest = digest_of(analysis, base)  # the logs behind it, grouped, within 8,000 tokens (skill.digest); seeded
+    # inside the diagnose result, so the model gets both in one untrusted-data block
     jobset = jobset or base.workload.jobset
     client = client or make_client()
     base_json = base.to_json_dict()
     seen: set[str] = set(base.cited_ids())
     _ids_in(base_json, seen)
+    _ids_in(digest, seen)
     known = set(BY_ID) | {base.failure_class}
 
     system = [{"type": "text", "text": render_system(now=now or _now(), tools=tools, max_steps=max_steps),
@@ -207,7 +213,7 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
                                           {"type": "tool_use", "id": "toolu_pw_diagnose", "name": "diagnose",
                                            "input": {"replay": str(replay), "jobset": jobset}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_pw_diagnose",
-                                      "content": render_tool_result("diagnose", base_json)}]},
+                                      "content": render_tool_result("diagnose", {**base_json, "log_digest": digest})}]},
     ]
     res = AskResult(answer="", diagnosis=base, model=model)
     defs = tool_definitions(tools)

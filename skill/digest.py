@@ -24,6 +24,7 @@ MAX_TOKENS = 8000
 TEXT_MAX = 600  # characters of one example or evidence line
 HOST_SAMPLE = 3
 HOST_CAP = 100_000  # distinct hosts tracked per group (far beyond any fleet); bounds memory on hostile input
+WRAPPER_TOKENS = 100  # the untrusted-data frame skill.ask puts around a tool result
 RANK = {"cause": 0, "symptom": 1, "milestone": 2}
 
 _MASKS = [
@@ -112,7 +113,7 @@ class Digest:
 
     def render(self, *, entries_read: int, evidence: list[Record], verdict: dict | None = None,
                max_tokens: int = MAX_TOKENS) -> dict:
-        """The digest as JSON-ready data, at most max_tokens by estimate_tokens of its compact JSON."""
+        """The digest as JSON-ready data: at most max_tokens (estimate_tokens) as the model reads it."""
         doc: dict = {"schema": SCHEMA, "entries_read": entries_read, "records_grouped": self.records,
                      "groups_total": len(self.groups)}
         if verdict:
@@ -121,24 +122,35 @@ class Digest:
                            for r in evidence]
         doc["groups"] = []
         doc["omitted"] = {"groups": 0, "records": 0}
-        used = estimate_tokens(_dump(doc)) + 40  # the omitted counts and estimate grow by a few digits at most
+        doc["tokens_estimate"] = 0
+        budget = max_tokens - WRAPPER_TOKENS
+        used = estimate_tokens(_dump(doc)) + 20  # the counts below grow by a few digits at most
         ranked = self.ranked()
-        for i, g in enumerate(ranked):
+        for g in ranked:
             view = g.view()
             cost = estimate_tokens(_dump(view)) + 1
-            if used + cost > max_tokens:
-                rest = ranked[i:]
-                doc["omitted"] = {"groups": len(rest), "records": sum(r.count for r in rest)}
+            if used + cost > budget:
                 break
             doc["groups"].append(view)
             used += cost
-        doc["tokens_estimate"] = 0
-        doc["tokens_estimate"] = estimate_tokens(_dump(doc))
-        return doc
+        while True:  # per-group costs miss the nesting indentation; the whole document is the measure
+            kept = len(doc["groups"])
+            rest = ranked[kept:]
+            doc["omitted"] = {"groups": len(rest), "records": sum(r.count for r in rest)}
+            doc["tokens_estimate"] = as_seeded(doc)
+            if doc["tokens_estimate"] <= max_tokens or not kept:
+                return doc
+            doc["groups"].pop()
+
+
+def as_seeded(doc: dict) -> int:
+    """The digest's tokens as skill.ask seeds it: under "log_digest" in the diagnose result, in its frame."""
+    return estimate_tokens(json.dumps({"log_digest": doc}, ensure_ascii=False, indent=1)) + WRAPPER_TOKENS
 
 
 def _dump(doc: dict) -> str:
-    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    # The layout skill.ask's render_tool_result gives the model (indent=1), so the estimate is of what it reads.
+    return json.dumps(doc, ensure_ascii=False, indent=1)
 
 
 def digest_of(analysis, diagnosis=None, max_tokens: int = MAX_TOKENS) -> dict:
