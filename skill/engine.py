@@ -11,7 +11,7 @@ from .digest import Digest
 from .errors import AmbiguousWorkload, InputError
 from .model import Workload
 from .objects import jobset_records, node_records, pod_records
-from .queries import Scope, node_queries, workload_queries
+from .queries import Scope, node_queries, presence_queries, workload_queries
 from .records import Record, parse_ts, record_from_entry, record_from_event
 from .signals import Matcher, Signal
 from .sources.base import LogQuery, Source
@@ -172,9 +172,12 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     q2 = node_queries(scope, nodes) if nodes else []
     if q2:
         col.take_entries(source.read(q2))
+    q3 = presence_queries(scope, nodes, model.logs_seen)
+    if q3:
+        col.take_entries(source.read(q3))
     col.take_objects(mine)
     model.now = now_ns or source.stats.last_ts or scope.end_ns
     model.finish()
     verdict = classify(model, col.causes, col.symptoms)
-    return Analysis(model, verdict, col.causes, col.symptoms, source, time.monotonic() - t0, queries=q1 + q2,
+    return Analysis(model, verdict, col.causes, col.symptoms, source, time.monotonic() - t0, queries=q1 + q2 + q3,
                     digest=col.digest)

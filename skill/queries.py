@@ -6,14 +6,15 @@ from dataclasses import dataclass
 
 from .query import quote
 from .records import format_ns
-from .signals import pushdown_regex
+from .signals import pushdown_regex, pushdown_regexes
 from .sources.base import LogQuery
 
 MARGIN_NS = 10 * 60 * 1_000_000_000
 CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 CONTROL_CAP = 5000
-NODE_BATCH = 200  # node names per filter: 200 names + the node regex stay under the 20,000-character filter limit
+NODE_BATCH = 200  # node names per filter at most; fewer when the names and the node regex would pass FILTER_LIMIT
+FILTER_LIMIT = 19_500  # Cloud Logging rejects filters over 20,000 characters; keep a margin
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,20 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
     """Phase one: the JobSet's containers (control plane whole, the rest narrowed to signatures) and its events."""
     base = _containers_base(scope)
     control = " OR ".join(f"resource.labels.container_name={quote(c)}" for c in CONTROL_CONTAINERS)
-    rx = quote(pushdown_regex("container"))
+    # The signature regex appears twice (text and JSON payloads): cut it so each filter stays under FILTER_LIMIT.
+    rx_room = (FILTER_LIMIT - len(base) - 600) // 2
+    signatures = [quote(r) for r in pushdown_regexes("container", rx_room)]
+    while max(len(r) for r in signatures) > rx_room:  # quoting doubles backslashes: shrink until the quoted pieces fit
+        signatures = [quote(r) for r in pushdown_regexes("container", int(rx_room * 0.8 * rx_room / max(map(len, signatures))))]
     progress = quote(r"(?i)\bstep\b[\s:=#]*\d+")
     not_control = " AND ".join(f"resource.labels.container_name!={quote(c)}" for c in CONTROL_CONTAINERS)
     pod_prefix = quote(scope.jobset + "-")
     ev_ns = f" jsonPayload.involvedObject.namespace={quote(scope.namespace)}" if scope.namespace else ""
     return [
         LogQuery("control-plane", f"{base} ({control})", "asc", CONTROL_CAP),
-        LogQuery("signatures", f"{base} {not_control} (textPayload=~{rx} OR jsonPayload.message=~{rx})"),
+        *(LogQuery("signatures" if i == 0 else f"signatures-{i + 1}",
+                   f"{base} {not_control} (textPayload=~{rx} OR jsonPayload.message=~{rx})")
+          for i, rx in enumerate(signatures)),
         LogQuery("progress", f"{base} {not_control} (textPayload=~{progress} OR jsonPayload.message=~{progress})",
                  "desc", PROGRESS_SAMPLE),
         LogQuery("events", f'log_id("events") {_cluster(scope)} {_window(scope)}{ev_ns} '
@@ -69,10 +76,38 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
         # leaves no Kubernetes event), and who port-forwarded to one (a second client that takes the proxy session).
         LogQuery("evictions", f'log_id("cloudaudit.googleapis.com/activity") resource.type="k8s_cluster" '
                               f'{_cluster(scope)} {_window(scope)} '
-                              f'(protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" OR '
+                              f'(((protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" OR '
                               f'protoPayload.methodName="io.k8s.core.v1.pods.portforward.create") '
-                              f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}"),
+                              f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}){_refused_vms(scope)})"),
     ]
+
+
+def _refused_vms(scope: Scope) -> str:
+    """OR term: Compute Engine refusing a VM of the cluster's node pools (a reservation or zone without capacity)."""
+    if not scope.cluster:
+        return ""
+    # Precedence: OR binds tighter than the implicit AND, so the caller's terms and these are each parenthesised.
+    return (f' OR (protoPayload.methodName:"compute.instances.insert" severity>=ERROR '
+            f"protoPayload.resourceName:{quote('/instances/gke-' + scope.cluster + '-')})")
+
+
+def node_batches(nodes: list[str], fixed_chars: int) -> list[list[str]]:
+    """Node names in batches of at most NODE_BATCH whose quoted OR-list keeps a filter of `fixed_chars` other
+    characters under FILTER_LIMIT."""
+    batches: list[list[str]] = []
+    room = FILTER_LIMIT - fixed_chars
+    cur: list[str] = []
+    used = 0
+    for n in nodes:
+        cost = len(quote(n)) + 4  # ' OR '
+        if cur and (len(cur) >= NODE_BATCH or used + cost > room):
+            batches.append(cur)
+            cur, used = [], 0
+        cur.append(n)
+        used += cost
+    if cur:
+        batches.append(cur)
+    return batches
 
 
 def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
@@ -80,10 +115,11 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
     queries = []
     node_rx = quote(pushdown_regex("node"))
     serial_rx = quote(pushdown_regex("serial"))
-    for i in range(0, len(nodes), NODE_BATCH):
-        batch = nodes[i : i + NODE_BATCH]
+    # The node-log filter carries the longest regex; size the batches on it (the others are shorter).
+    fixed = len(_window(scope)) + len(_cluster(scope)) + 3 * len(node_rx) + 400
+    for i, batch in enumerate(node_batches(nodes, fixed)):
         names = " OR ".join(quote(n) for n in batch)
-        tag = f"{i // NODE_BATCH}"
+        tag = f"{i}"
         queries += [
             LogQuery(f"node-logs-{tag}", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
                                          f"resource.labels.node_name=({names}) "
@@ -97,18 +133,6 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
                                    f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" {_window(scope)} '
                                    f"protoPayload.resourceName:({names})"),
         ]
-    if nodes:
-        # The signature reads above return nothing from a healthy node, which would look like "no node logs at all".
-        # One newest entry of each kind, over the first batch, tells an export or a project without them apart.
-        names = " OR ".join(quote(n) for n in nodes[:NODE_BATCH])
-        queries += [
-            LogQuery("node-logs-present", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
-                                          f"resource.labels.node_name=({names}) "
-                                          f'(log_id("kubelet") OR log_id("node-problem-detector") OR log_id("container-runtime"))',
-                     "desc", 1),
-            LogQuery("serial-present", f'log_id("serialconsole.googleapis.com/serial_port_1_output") {_window(scope)} '
-                                       f'labels."compute.googleapis.com/resource_name"=({names})', "desc", 1),
-        ]
     queries.append(LogQuery("autoscaler", f'log_id("container.googleapis.com/cluster-autoscaler-visibility") '
                                           f"{_cluster(scope)} {_window(scope)} "
                                           '(jsonPayload.resultInfo.results.errorMsg.messageId:"scale.up.error" OR '
@@ -116,4 +140,27 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
                                           # a scale-down that evicts one of the JobSet's pods (the head on cpu-np)
                                           "jsonPayload.decision.scaleDown.nodesToBeRemoved.evictedPods.name:"
                                           f"{quote(scope.jobset + '-')})"))
+    return queries
+
+
+NODE_LOGS = ("kubelet", "node-problem-detector", "container-runtime")
+SERIAL_LOG = "serialconsole.googleapis.com/serial_port_1_output"
+
+
+def presence_queries(scope: Scope, nodes: list[str], logs_seen: set[str]) -> list[LogQuery]:
+    """Phase three, only when needed: the signature reads return nothing from a healthy node, which would look like
+    "no node logs at all". One newest entry of each kind the first two phases did not see, over the first batch of
+    nodes, tells an export or a project without them from a quiet one."""
+    if not nodes:
+        return []
+    names = " OR ".join(quote(n) for n in nodes[:NODE_BATCH])
+    queries = []
+    if not set(NODE_LOGS) & logs_seen:
+        queries.append(LogQuery("node-logs-present", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                                     f"resource.labels.node_name=({names}) "
+                                                     + "(" + " OR ".join(f'log_id("{n}")' for n in NODE_LOGS) + ")",
+                                "desc", 1))
+    if not any(log.startswith("serialconsole.googleapis.com") for log in logs_seen):
+        queries.append(LogQuery("serial-present", f'log_id("{SERIAL_LOG}") {_window(scope)} '
+                                                  f'labels."compute.googleapis.com/resource_name"=({names})', "desc", 1))
     return queries

@@ -72,12 +72,32 @@ class Matcher:
         return [s for r in records for s in self.match(r)]
 
 
-def pushdown_regex(source: str = "container") -> str:
-    """One RE2 alternation of every pattern that can match a record of this source, for a server-side `=~` term."""
+def _pushdown_patterns(source: str) -> list[str]:
     seen: dict[str, None] = {}
     pats = [p for c in CLASSES for p in c.patterns] + [p for s in SYMPTOMS for p in s.patterns]
     pats += [m.pattern for m in MILESTONES if m.id != "progress"]
     for p in pats:
         if source in p.sources:
             seen.setdefault(p.regex, None)
-    return "(?m)" + "|".join(f"(?:{r})" for r in seen)
+    return list(seen)
+
+
+def pushdown_regex(source: str = "container") -> str:
+    """One RE2 alternation of every pattern that can match a record of this source, for a server-side `=~` term."""
+    return "(?m)" + "|".join(f"(?:{r})" for r in _pushdown_patterns(source))
+
+
+def pushdown_regexes(source: str, max_chars: int) -> list[str]:
+    """The same alternation cut into pieces of at most max_chars each, so a filter that repeats it stays under
+    Cloud Logging's filter length limit however the catalog grows; one piece while it fits."""
+    parts: list[str] = []
+    cur = ""
+    for r in _pushdown_patterns(source):
+        alt = f"(?:{r})"
+        if cur and len(cur) + 1 + len(alt) > max_chars:
+            parts.append(cur)
+            cur = ""
+        cur = f"{cur}|{alt}" if cur else f"(?m){alt}"
+    if cur:
+        parts.append(cur)
+    return parts

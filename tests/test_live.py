@@ -165,6 +165,7 @@ def test_fleet_of_256_hosts_over_two_hours_is_read_narrowly(tmp_path: Path):
     assert len(reqs) <= 20
     assert lv.logging.entries_sent <= 20_000
     assert d.budget.logging_requests == len(reqs)
+    assert max(len(r.body["filter"]) for r in reqs) <= 20_000
     assert d.failure_class == "tpu_hardware_failure"
     assert {e.name for e in d.root_cause.entities} >= {next(p for p in pods if "-worker-11-7-" in p)}
     node_filters = " ".join(r.body["filter"] for r in reqs if 'resource.type="k8s_node"' in r.body["filter"])
@@ -369,3 +370,19 @@ def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnos
             assert all((x.get("jsonPayload") or {}).get("metadata", {}).get("uid") == e.id for x in hits)
         else:
             assert [x["insertId"] for x in hits] == [e.id], (e.id, query)
+
+
+def test_filters_stay_under_the_api_limit_however_many_nodes_and_patterns():
+    """Cloud Logging rejects filters over 20,000 characters: long node lists and a growing catalog split, never fail."""
+    from skill import queries as Q
+    from skill.signals import pushdown_regexes
+
+    scope = Q.Scope("j" * 40, 10**18, 10**18 + 1, "n" * 40, "c" * 40, "p")
+    nodes = [f"gke-{'c' * 30}-tpu-np-{i}-5c190e35-{i:04x}" for i in range(1000)]
+    qs = Q.workload_queries(scope) + Q.node_queries(scope, nodes) + Q.presence_queries(scope, nodes, set())
+    assert max(len(q.filter) for q in qs) <= 20_000
+    covered = " ".join(q.filter for q in qs if q.name.startswith("node-logs-"))
+    assert all(f'"{n}"' in covered for n in nodes)
+    pieces = pushdown_regexes("container", 2000)
+    assert len(pieces) > 1 and all(len(p) <= 2000 for p in pieces)
+    assert "|".join(p.removeprefix("(?m)") for p in pieces) == Q.pushdown_regex("container").removeprefix("(?m)")
