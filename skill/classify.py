@@ -16,6 +16,8 @@ ABSENCE_CLASSES = ("slices_not_ready", "workload_stalled")
 SLICES_READY_WAIT_NS = 10 * 60 * NS
 STALL_MIN_NS = 15 * 60 * NS
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
+RECOVERED_NS = 15 * 60 * NS  # this long of steady activity after a fault's last line, up to the end, means it resolved
+RECOVERED_LINES = 5
 
 
 @dataclass
@@ -138,12 +140,45 @@ def _workload_stalled(model: Workload) -> Hypo | None:
                 f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s")
 
 
+def activity(model: Workload) -> list[int]:
+    """When the program was seen running: the client's progress lines and the workers' program-launch reports."""
+    return sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])])
+
+
+def running_at_end(model: Workload, act: list[int], have: set[str]) -> bool:
+    """The JobSet did not fail and the program was still running at the end of the data."""
+    return (bool(act) and not model.condition("Failed") and "jobset_failed" not in have
+            and model.now - act[-1] <= STALL_MIN_NS)
+
+
+def _ran_long_after(act: list[int], ts: int) -> bool:
+    after = [t for t in act if t > ts]
+    return len(after) >= RECOVERED_LINES and after[-1] - ts >= RECOVERED_NS
+
+
+def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
+    """A fault that resolved: steady activity long after its last line (running at the end is checked by the caller),
+    and either it came before the program first ran (a start-up blip the restart fixed) or nothing failed with it
+    (a retried write, a warning). A fault that interrupted the running program (data loss, a container failing
+    mid-run) is still the verdict even when the run recovered: that is a degraded run, not a healthy one."""
+    if h.failure_class in ABSENCE_CLASSES or not h.signals:
+        return False
+    last = max(s.ts for s in h.strong_signals)
+    if not _ran_long_after(act, last):
+        return False
+    if last < act[0]:
+        return True
+    return not any(h.first_ts - CAUSE_LEAD_NS <= s.ts <= last + CAUSE_LEAD_NS for s in failures)
+
+
 def _explains(a: Hypo, b: Hypo) -> bool:
     cls = BY_ID[a.failure_class]
     if b.failure_class in cls.absorbs and a.score >= STRONG and b.first_ts <= a.first_ts + CAUSE_LEAD_NS:
         return True  # a recovery that failed outranks the interruption it was meant to survive
     if a.failure_class in BY_ID[b.failure_class].absorbs and b.score >= STRONG and a.first_ts <= b.first_ts + CAUSE_LEAD_NS:
         return False
+    if b.failure_class in cls.explains_earlier and a.score >= STRONG:
+        return True
     if b.failure_class not in cls.explains and b.failure_class != "user_code_error":
         return False
     if b.failure_class in ABSENCE_CLASSES:
@@ -158,6 +193,8 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
         return "failed"
     if model.condition("Completed"):
         return "healthy"
+    if root == "no_failure_detected" and running_at_end(model, activity(model), have):
+        return "healthy"  # restarts and failures that resolved before the steady run are not a crash loop
     if root == "hot_swap_failure" and any(p.phase == "Pending" for p in model.pods.values()):
         return "stalled"  # the replacement slice waits for a victim it cannot preempt
     if "jobset_restarting" in have or model.jobset_restarts > 0 or "crashloop" in have:
@@ -187,12 +224,21 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         h = detector(model)
         if h is not None:
             hypos[h.failure_class] = h
-    cands = [h for h in hypos.values() if h.score >= CANDIDATE]
-    roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
-    roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     notes: list[str] = []
+    act = activity(model)
+    resolved: list[Hypo] = []
+    cands = [h for h in hypos.values() if h.score >= CANDIDATE]
+    if running_at_end(model, act, {s.target for s in symptoms}):
+        resolved = [h for h in cands if recovered(h, act, failure_syms)]
+        if resolved:
+            cands = [h for h in cands if h not in resolved]
+            notes.append("resolved, followed by steady progress to the end: " + ", ".join(h.failure_class for h in resolved))
+        # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
+        failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
+    roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
+    roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
     if roots:
         root = roots[0]
         confidence = root.score
@@ -206,10 +252,10 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         root = Hypo("unknown_failure", 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160])
         confidence = 0.5
     else:
-        root = Hypo("no_failure_detected", 0.9 if model.progress else 0.6, [], 0)
+        root = Hypo("no_failure_detected", 0.9 if act else 0.6, [], 0)
         confidence = root.score
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
-    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if _explained(h, cands) else 1.0), 3), h.signals,
+    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in resolved or _explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
     status = status_of(model, symptoms, root.failure_class)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)

@@ -8,6 +8,7 @@ from urllib.parse import quote as urlquote
 import jinja2
 
 from .catalog import BY_ID, SYMPTOMS
+from .catalog.types import PATHWAYS_CONTAINERS
 from .classify import ABSENCE_CLASSES, Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
@@ -31,6 +32,10 @@ JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selecto
 SCRATCH_BACKED = {"gcs_scratch_misconfigured", "compilation_cache_failure"}
 _MIG = re.compile(r"instanceGroups/(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp")
 _BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
+# TensorStore and the GCS JSON API name a bucket without the scheme: in GCS bucket "b", bucket 'b'.
+_BUCKET_NAMED = re.compile(r"\b[Bb]ucket [\"']([a-z0-9][a-z0-9._-]{1,220})[\"']")
+# A GKE node (VM) name: gke-<cluster>-<pool>-<8 hex of the instance group>-<4 of the VM>.
+_GKE_VM = re.compile(r"\b(gke-[a-z0-9-]+?)-[0-9a-f]{8}-[a-z0-9]{4}\b")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 
@@ -52,7 +57,11 @@ def _primary(root: Hypo) -> list[Signal]:
         return strong
     pod, node = _pod_of(strong[0]), _node_of(strong[0])
     same = [s for s in strong if (pod and _pod_of(s) == pod) or (node and _node_of(s) == node)]
-    return same or strong[:1]
+    # The same error surfacing in the user's program (the client on the head) is what stopped the run: cite it too.
+    client = [s for s in strong if s not in same and s.record.source == "container" and s.record.pod
+              and "-pathways-head-" in s.record.pod and s.record.container not in PATHWAYS_CONTAINERS
+              and s.pattern.regex in {x.pattern.regex for x in same}]
+    return (same or strong[:1]) + client[:1]
 
 
 def _pod_of(s: Signal) -> str | None:
@@ -92,7 +101,7 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
             image = c.image if c else None
         return image
     if kind == "Bucket":
-        m = _BUCKET.search(r.text)
+        m = _BUCKET.search(r.text) or _BUCKET_NAMED.search(r.text)
         if not m and s.target in SCRATCH_BACKED:
             # The scratch error text often omits the bucket; the server's own --gcs_scratch_location names it.
             args = sorted(model.milestones.get("scratch_location", []), key=lambda a: (a.record.pod != r.pod, a.ts))
@@ -101,7 +110,7 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
     if kind == "JobSet":
         return model.jobset
     if kind == "NodePool":
-        m = _MIG.search(r.text)
+        m = _MIG.search(r.text) or _GKE_VM.search(r.text)
         mig = m.group(1) if m else None
         if mig and model.cluster and mig.startswith(f"gke-{model.cluster}-"):
             return mig[len(f"gke-{model.cluster}-"):]

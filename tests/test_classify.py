@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from skill.catalog import BY_ID
-from skill.classify import _slices_not_ready, classify
+from skill.classify import Hypo, _slices_not_ready, classify
 from skill.engine import Collector
 from skill.explain import _ENV, _finished, data_gaps, entities
 from skill.model import Workload
@@ -180,3 +180,88 @@ def test_a_node_label_says_spot_when_the_pods_do_not():
     model.add_objects([{"kind": "Node", "metadata": {"name": "n1", "labels": {"cloud.google.com/gke-spot": "true"}}},
                        {"kind": "Node", "metadata": {"name": "n2", "labels": {}}}])
     assert model.is_spot("n1") is True and model.is_spot("n2") is False and model.is_spot("n3") is None
+
+
+def _event(ts: int, text: str, pod: str = WORKER, rid: str = "") -> Record:
+    return Record(id=rid or f"ev-{ts}", ts=ts, source="event", log="events", text=text, pod=pod, kind="Pod", obj=pod)
+
+
+def test_a_refused_scale_up_outranks_the_schedulers_earlier_selector_view():
+    model = Workload(jobset=JS)
+    causes, symptoms = feed(
+        model,
+        _event(T0, "FailedScheduling: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."),
+        Record(id="ca", ts=T0 + 10 * 60 * NS, source="event", log="container.googleapis.com/cluster-autoscaler-visibility",
+               text="scale.up.error.out.of.resources Instance 'gke-c-tpu-np-0-0a1b2c3d-abcd' creation failed: "
+                    "reservation r1 has no available capacity"),
+    )
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    assert v.failure_class == "tpu_capacity_unavailable" and v.status == "stalled"
+
+
+def _steady(model: Workload, start: int, minutes: int) -> list[Record]:
+    return [line(start + m * 60 * NS, f"step {m * 10} loss 2.1", container="jax-tpu", rid=f"p{m}") for m in range(minutes)]
+
+
+def _busy_then_steady(extra: list[Record]) -> tuple[str, str]:
+    model = Workload(jobset=JS)
+    causes, symptoms = feed(
+        model,
+        line(T0, "TPU initialization failed: FAILED_PRECONDITION: The TPU is already in use by process with pid 4011.",
+             container="pathways-worker", pod=WORKER),
+        Record(id="cf", ts=T0 + NS, source="object", log="object", pod=WORKER, kind="Pod", obj=WORKER, container="pathways-worker",
+               text="container pathways-worker terminated: reason=Error exitCode=1 restartCount=1"),
+        *_steady(model, T0 + 60 * NS, 45),
+        *extra,
+    )
+    model.now = T0 + 46 * 60 * NS
+    v = classify(model, causes, symptoms)
+    return v.failure_class, v.status
+
+
+def test_a_start_up_blip_followed_by_a_long_steady_run_is_no_failure():
+    assert _busy_then_steady([]) == ("no_failure_detected", "healthy")
+
+
+def test_a_retried_warning_mid_run_is_no_failure():
+    warn = line(T0 + 10 * 60 * NS, "WARNING:jax._src.compilation_cache:Error writing persistent compilation cache entry: 429 "
+                                   "rate limit on object cache/x", container="jax-tpu", rid="w429")
+    assert _busy_then_steady([warn]) == ("no_failure_detected", "healthy")
+
+
+def test_a_fault_that_interrupted_the_running_program_stays_the_verdict():
+    model = Workload(jobset=JS)
+    causes, symptoms = feed(
+        model,
+        *_steady(model, T0, 20),
+        Record(id="hm", ts=T0 + 20 * 60 * NS, source="node", log="cloudaudit.googleapis.com/system_event", node="gke-c-tpu-1",
+               text="projects/p/zones/z/instances/gke-c-tpu-1 compute.instances.terminateOnHostMaintenance"),
+        line(T0 + 20 * 60 * NS + 30 * NS, "jax.errors.JaxRuntimeError: DATA_LOSS: Slice 1 is unavailable: task js-worker-1-0 lost",
+             container="jax-tpu", rid="dl"),
+        *[line(T0 + (22 + m) * 60 * NS, f"step {300 + m} loss 2.0", container="jax-tpu", rid=f"q{m}") for m in range(25)],
+    )
+    model.now = T0 + 48 * 60 * NS
+    assert classify(model, causes, symptoms).failure_class == "host_maintenance"
+
+
+def test_a_failed_jobset_is_never_resolved_by_earlier_progress():
+    model = Workload(jobset=JS, jobset_conditions=[{"type": "Failed", "status": "True"}])
+    causes, symptoms = feed(model, *_steady(model, T0, 30),
+                            line(T0 + 31 * 60 * NS, "orbax.checkpoint.checkpoint_manager.StepAlreadyExistsError: Checkpoint for "
+                                 "step 500 already exists.", container="jax-tpu", rid="se"))
+    model.now = T0 + 32 * 60 * NS
+    assert classify(model, causes, symptoms).failure_class == "checkpoint_failure"
+
+
+def test_tensorstore_bucket_wording_and_gke_vm_names_give_entities():
+    model = Workload(jobset=JS, cluster="c")
+    rec = line(T0, 'PERMISSION_DENIED: Error writing "k/0" in GCS bucket "ckpt-x": HTTP response code: 403 with body: '
+                   "Provided scope(s) are not authorized", container="pathways-worker", pod=WORKER, rid="s1")
+    vm = Record(id="v1", ts=T0, source="node", log="cloudaudit.googleapis.com/activity",
+                text="v1.compute.instances.insert projects/p/zones/z/instances/gke-c-tpu-np-0-0a1b2c3d-abcd The reservation "
+                     "'r1' does not have sufficient capacity for the requested resources.")
+    s1 = next(s for s in M.match(rec) if s.target == "gcs_permission_denied")
+    v1 = next(s for s in M.match(vm) if s.target == "tpu_capacity_unavailable")
+    assert ("Bucket", "gs://ckpt-x") in {(e.kind, e.name) for e in entities(model, Hypo("gcs_permission_denied", 0.95, [s1], T0))}
+    assert ("NodePool", "tpu-np-0") in {(e.kind, e.name) for e in entities(model, Hypo("tpu_capacity_unavailable", 0.9, [v1], T0))}

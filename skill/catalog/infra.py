@@ -29,6 +29,13 @@ TPU_HARDWARE_FAILURE = FailureClass(
         # The TPU device plugin / DRA driver reporting chips it will no longer hand out.
         Pattern(r"(?i)no healthy (?:tpu )?devices|\btpu (?:chip|device)s? .{0,60}\b(?:marked|reported|is|are) unhealthy",
                 0.8, ("container", "node", "event")),
+        # The device plugin taking chips out of the node's allocatable google.com/tpu (kubelet's own wording).
+        Pattern(r"Updated allocatable google\.com/tpu from \d+ to \d+|(?i:device plugin reported devices? .{0,80}\bunhealthy)",
+                0.85, ("node", "event", "container"), entities=("Node",)),
+        # The TPU runtime's slice-failure kinds that name a chip: the host that detected it (not a peer's abort).
+        Pattern(r"Detected failure SLICE_FAILURE_(?:CHIP|HBM|ICI|TPU|HOST_HARDWARE)\w*", 0.9),
+        # The session master naming the worker and the chips that reported the error.
+        Pattern(r"TPU session error .{0,160}reporting TPU chip locations are", 0.9),
         Pattern(r"Accelerator device halted prematurely", 0.5),
     ),
     explanation="A TPU chip on {{ node }} ({{ pod }}) reported a fatal hardware error ({{ detail }}); the other hosts' timeouts and the restarts follow from it.",
@@ -53,6 +60,10 @@ NODE_KERNEL_ERROR = FailureClass(
         Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",)),
         Pattern(r"\[Hardware Error\]: event severity: (?:fatal|recoverable)|PCIe Bus Error: severity=Uncorrected|AER: .{0,40}Uncorrected",
                 0.9, ("serial", "node", "event"), entities=("Node",)),
+        # A local disk (NVMe SSD, persistent disk) that stops completing I/O: the usual start of hung tasks on the host.
+        Pattern(r"\bnvme\d+: (?:I/O \d+ QID \d+ timeout|controller is down|Device not ready|Removing after probe failure)|"
+                r"blk_update_request: (?:I/O|critical medium) error|I/O error, dev (?:nvme|sd)\w+", 0.85,
+                ("serial", "node", "event"), entities=("Node",), note="the host's local disk stopped completing I/O"),
         Pattern(r"EXT4-fs error|Buffer I/O error|Remounting filesystem read-only|XFS .{0,40}[Ss]hutdown", 0.85,
                 ("serial", "node", "event"), entities=("Node",)),
         Pattern(r"node condition (?:KernelDeadlock|ReadonlyFilesystem|CperHardwareErrorFatal|XfsShutdown)=True", 0.85,

@@ -86,16 +86,20 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         Pattern(r"(?i)priorityclass(?:\.scheduling\.k8s\.io)? \"[^\"]+\" not found", 0.85, _EVENT, entities=("Workload", "JobSet")),
         Pattern(r"LocalQueue \S+ doesn't exist|ClusterQueue \S+ (?:doesn't exist|is inactive)", 0.85, _EVENT,
                 entities=("Workload", "JobSet")),
+        # Why a ClusterQueue is inactive, in its status condition: a flavor (or admission check) it names is missing.
+        Pattern(r"references missing (?:ResourceFlavor|AdmissionCheck)|reason=(?:FlavorNotFound|AdmissionCheckNotFound)", 0.9,
+                _EVENT, entities=("Workload", "JobSet")),
     ),
-    explanation="{% if 'maximum capacity' in evidence_text %}Kueue can never admit the workload for {{ jobset }}: it asks for more google.com/tpu than its ClusterQueue can grant even when idle, so the JobSet stays suspended with no pods.{% else %}Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the JobSet stays suspended and no pods are created.{% endif %}",
+    explanation="{% if 'inactive' in evidence_text or 'missing' in evidence_text %}Kueue cannot admit the workload for {{ jobset }}: its ClusterQueue is inactive (typically it references a ResourceFlavor or AdmissionCheck that does not exist), so it admits nothing, the JobSet stays suspended and no pods are created.{% elif 'maximum capacity' in evidence_text %}Kueue can never admit the workload for {{ jobset }}: it asks for more google.com/tpu than its ClusterQueue can grant even when idle, so the JobSet stays suspended with no pods.{% else %}Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the JobSet stays suspended and no pods are created.{% endif %}",
     explains=("slices_not_ready", "workload_stalled"),
     lookalikes=("tpu_capacity_unavailable",),
     fixes=(
         Fix("See why the Workload is not admitted.", "kubectl get workloads -n {{ namespace }} && kubectl describe workloads -n {{ namespace }}", "read-only"),
-        Fix("Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.", "kubectl get clusterqueues -o wide", "read-only"),
+        Fix("{% if 'inactive' in evidence_text or 'missing' in evidence_text %}An inactive ClusterQueue admits nothing whatever its quota: see its Active condition (FlavorNotFound names the missing ResourceFlavor) and the ResourceFlavors that exist.{% else %}Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.{% endif %}",
+            "{% if 'inactive' in evidence_text or 'missing' in evidence_text %}kubectl describe clusterqueues && kubectl get resourceflavors{% else %}kubectl get clusterqueues -o wide{% endif %}", "read-only"),
         Fix("See what holds the flavor's quota and what the ClusterQueue can lend or borrow.",
             "kubectl get workloads -A -o wide && kubectl describe clusterqueue $(kubectl get localqueue -n {{ namespace }} -o jsonpath='{.items[0].spec.clusterQueue}')", "read-only"),
-        Fix("{% if 'maximum capacity' in evidence_text %}The request is above the most the queue can ever grant, so waiting will not help: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.{% else %}The quota is held by other admitted workloads: wait for them, delete finished JobSets that still hold it, or raise the ClusterQueue's nominalQuota / let it borrow from its cohort.{% endif %}", None, "low"),
+        Fix("{% if 'inactive' in evidence_text or 'missing' in evidence_text %}Make the ClusterQueue active again: create the ResourceFlavor it references (with the node labels of the TPU pool, e.g. cloud.google.com/gke-tpu-accelerator and topology), or edit spec.resourceGroups[].flavors[].name to the ResourceFlavor that exists now; the suspended JobSet is admitted once the queue is active.{% elif 'maximum capacity' in evidence_text %}The request is above the most the queue can ever grant, so waiting will not help: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.{% else %}The quota is held by other admitted workloads: wait for them, delete finished JobSets that still hold it, or raise the ClusterQueue's nominalQuota / let it borrow from its cohort.{% endif %}", None, "low"),
     ),
     sources=("event",),
 )
@@ -114,6 +118,10 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
                 check=_not_all_nodes_mismatch),
         Pattern(r"(?:does not have available resources for the request|reservation .{0,120}(?:exhausted|is fully used|no available capacity))",
                 0.9, ("event", "node", "object"), entities=("Pod", "NodePool")),
+        # Compute Engine refusing an instance on a specific reservation (audit log or operation error).
+        Pattern(r"(?i)reservation .{0,160}does not have (?:sufficient|enough) (?:capacity|resources)|All reserved instances are (?:currently )?in use",
+                0.9, ("event", "node", "object"), entities=("Pod", "NodePool"),
+                note="the reservation the pool consumes has no free capacity"),
     ),
     explanation="The worker pods of {{ jobset }} cannot be scheduled: there is no free TPU capacity of the requested type and topology, and the scale-up failed for lack of resources.",
     explains=("slices_not_ready", "workload_stalled", "node_selector_mismatch", "hot_swap_failure"),
@@ -122,9 +130,14 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
         Fix("See which pods are pending and why.", "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} --field-selector=status.phase=Pending -o wide", "read-only"),
         Fix("Check the autoscaler's scale-up results for the TPU node pools.",
             "gcloud logging read 'log_id(\"container.googleapis.com/cluster-autoscaler-visibility\") AND resource.labels.cluster_name=\"{{ cluster }}\"' --project={{ project }} --freshness=2h --limit=20", "read-only"),
-        Fix("Run on a reservation (xpk --reservation=...), use DWS flex-start or queued provisioning, or another zone; delete node pools left in ERROR that still hold the reservation.", None, "low"),
+        Fix("{% if 'reservation' in evidence_text %}The pool is pinned to a reservation whose capacity is all in use: see how much of it is used and which node pools or VMs consume it.{% else %}If the pool consumes a specific reservation, see how much of it is in use.{% endif %}",
+            "gcloud compute reservations list --project={{ project }} --format='table(name,zone,specificReservation.count,specificReservation.inUseCount)'", "read-only"),
+        Fix("{% if 'reservation' in evidence_text %}Free the reservation (delete idle node pools or VMs that hold its blocks, including pools left in ERROR), ask its owner for blocks, or point the node pool at a reservation with free capacity (--reservation-affinity=specific --reservation=...); otherwise use DWS flex-start or another zone.{% else %}Run on a reservation (xpk --reservation=...), use DWS flex-start or queued provisioning, or another zone; delete node pools left in ERROR that still hold the reservation.{% endif %}", None, "low"),
     ),
     sources=("event",),
+    # The scheduler's "didn't match Pod's node affinity/selector" describes the nodes that exist, before any scale-up;
+    # a scale-up tried (and refused for capacity) for the same pods proves a pool matches, whichever was logged first.
+    explains_earlier=("node_selector_mismatch",),
 )
 
 TPU_QUOTA_EXCEEDED = FailureClass(
@@ -146,6 +159,7 @@ TPU_QUOTA_EXCEEDED = FailureClass(
         Fix("Request a quota increase for the TPU family in the Cloud console (IAM & Admin > Quotas), or run on reserved capacity, which needs no on-demand quota.", None, "low"),
     ),
     sources=("event",),
+    explains_earlier=("node_selector_mismatch",),  # as for capacity: a refused scale-up proves a pool matches
 )
 
 NODE_SELECTOR_MISMATCH = FailureClass(

@@ -34,6 +34,9 @@ GCS_PERMISSION_DENIED = FailureClass(
         Pattern(r"Permission '?storage\.[a-zA-Z]+\.[a-zA-Z]+'? denied", 0.9, ("container",), entities=_B),
         Pattern(r"iam\.serviceAccounts\.getAccessToken'? denied", 0.95, ("container",), entities=_B),
         Pattern(r"Unable to generate access token; IAM returned (?:403|404)", 0.9, ("container",), entities=_B),
+        # The node's OAuth access scopes (not IAM) refuse the call: e.g. the default devstorage.read_only scope on a write.
+        Pattern(r"Provided scope\(s\) are not authorized|ACCESS_TOKEN_SCOPE_INSUFFICIENT|[Rr]equest had insufficient authentication scopes",
+                0.95, ("container",), entities=_B, note="the VM's access scopes do not allow this Cloud Storage call"),
         Pattern(r"(?:PERMISSION_DENIED|AccessDenied|403 Forbidden).{0,200}(?:storage\.googleapis\.com|gs://|bucket)", 0.7,
                 ("container",), entities=_B),
     ),
@@ -42,6 +45,9 @@ GCS_PERMISSION_DENIED = FailureClass(
     lookalikes=("gcs_scratch_misconfigured", "checkpoint_failure"),
     fixes=(
         Fix("See who has access to the bucket.", "gcloud storage buckets get-iam-policy {{ bucket }} --format=json", "read-only"),
+        Fix("{% if 'scope' in evidence_text %}IAM is not the problem: the node pool's OAuth access scopes do not allow the call (a pool created with the default storage scope, devstorage.read_only, can read but not write). See the pool's scopes.{% else %}If the error names access scopes rather than a permission, the node pool's OAuth scopes are too narrow: see them.{% endif %}",
+            "gcloud container node-pools list --cluster={{ cluster }} --location={{ location }} --project={{ project }} --format='table(name,config.oauthScopes)'", "read-only"),
+        Fix("{% if 'scope' in evidence_text %}Recreate the TPU node pool with the cloud-platform access scope (gcloud container node-pools create ... --scopes=cloud-platform, or at least storage-rw) and control access with IAM, or use Workload Identity Federation for GKE, which does not depend on the VM's scopes; access scopes cannot be changed on an existing pool.{% else %}Where the node pool's access scopes are too narrow (devstorage.read_only), recreate it with --scopes=cloud-platform and control access with IAM.{% endif %}", None, "high"),
         Fix("Grant the identity object access on the bucket (the node service account for hostNetwork Pathways pods, or the Workload Identity principal).",
             "gcloud storage buckets add-iam-policy-binding {{ bucket }} --member=serviceAccount:{{ service_account }} --role=roles/storage.objectAdmin", "high"),
     ),
@@ -66,13 +72,19 @@ CHECKPOINT_FAILURE = FailureClass(
         Pattern(r"Metadata at local file \"[^\"]*\.orbax-checkpoint-tmp", 0.95, ("container",), entities=("Pod", "Container"),
                 note="the checkpoint directory is a local path; with Pathways persistence or multi-host, use gs://"),
         Pattern(r"(?:OCDBT|Casting during save) not supported for Pathways", 0.9, ("container",), entities=("Pod", "Container")),
+        # An exception raised by Orbax itself (its own error types), e.g. StepAlreadyExistsError on a save.
+        Pattern(r"^orbax\.checkpoint\.(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception):", 0.9, ("container",), entities=("Pod", "Container")),
+        Pattern(r"Checkpoint for step \d+ already exists", 0.9, ("container",), entities=("Pod", "Container"),
+                note="the checkpoint directory already holds this step (a reused directory with restore off)"),
+        # Orbax frames in a traceback only support the exception line that ends it.
+        Pattern(r"File \"[^\"]*/orbax/checkpoint/[^\"]*\", line \d+", 0.3, ("container",), entities=("Pod", "Container")),
     ),
     explanation="An Orbax checkpoint save/restore in {{ pod }} failed ({{ detail }}) for a reason other than permissions.",
     explains=("user_code_error",),
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Read the full Orbax error in the client log.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
-        Fix("{% if 'local file' in evidence_text %}The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).{% else %}Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.{% endif %}", None, "low"),
+        Fix("{% if 'already exists' in evidence_text %}Orbax will not overwrite a step that is already in the checkpoint directory: this run writes into a directory that holds an earlier run's steps (same run name or path) while it trains from scratch (restore turned off). Either resume from the directory (turn restore back on so the manager starts from latest_step()), or give the run a new checkpoint directory / run name; delete the old steps only if they are not needed.{% elif 'local file' in evidence_text %}The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).{% else %}Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.{% endif %}", None, "low"),
         Fix("List the checkpoint steps Orbax can see and whether each step finished (a committed step has its _CHECKPOINT_METADATA; *.orbax-checkpoint-tmp-* are unfinished saves).",
             "gcloud storage ls '<checkpoint_dir>/*/_CHECKPOINT_METADATA'", "read-only"),
         Fix("Restore from the latest complete step (CheckpointManager.latest_step() / all_steps()), not a step recorded elsewhere; delete or move aside an incomplete step directory so it is not picked up again.", None, "low"),

@@ -68,6 +68,10 @@ MILESTONES = (
                       containers=("pathways-rm", "pathways-proxy", "pathways-worker"))),
     Milestone("client_backend", "client detected the Pathways backend",
               Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True)),
+    # The Pathways executor's periodic report on a worker: the program is running on the TPUs even when the client
+    # prints no step lines (used only to tell a fault that resolved from one that stopped the run).
+    Milestone("worker_launches", "worker reported completed program launches",
+              Pattern(r"Completed \d+ program launches since last report", 1.0, containers=("pathways-worker",))),
     Milestone("progress", "training progress",
               Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True)),
 )

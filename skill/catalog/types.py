@@ -66,6 +66,9 @@ class FailureClass:
     # Interruptions this class's recovery mechanism exists to survive: when a strong match shows the recovery itself
     # failed, this class is the root and the interruption is only its trigger (elastic, hot swap, suspend-resume).
     absorbs: tuple[str, ...] = ()
+    # Classes this one explains even when their evidence was logged first (it is what this cause looks like before it is
+    # reported), as long as this one is strong: e.g. a failed scale-up over the scheduler's selector view of existing nodes.
+    explains_earlier: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
