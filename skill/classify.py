@@ -141,8 +141,15 @@ def _workload_stalled(model: Workload) -> Hypo | None:
 
 
 def activity(model: Workload) -> list[int]:
-    """When the program was seen running: the client's progress lines and the workers' program-launch reports."""
-    return sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])])
+    """When the program was seen running: the client's progress lines and the workers' program-launch reports.
+
+    Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
+    line when there is one: programs run only after it, and it is always read whole."""
+    act = sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])])
+    ready = [s.ts for s in model.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+    if act and ready and min(ready) < act[0]:
+        act.insert(0, min(ready))
+    return act
 
 
 def running_at_end(model: Workload, act: list[int], have: set[str]) -> bool:

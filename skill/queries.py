@@ -12,6 +12,7 @@ from .sources.base import LogQuery
 MARGIN_NS = 10 * 60 * 1_000_000_000
 CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
+LAUNCH_SAMPLE = 1000  # one page of the newest reports
 CONTROL_CAP = 5000
 NODE_BATCH = 200  # node names per filter at most; fewer when the names and the node regex would pass FILTER_LIMIT
 FILTER_LIMIT = 19_500  # Cloud Logging rejects filters over 20,000 characters; keep a margin
@@ -68,18 +69,35 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
           for i, rx in enumerate(signatures)),
         LogQuery("progress", f"{base} {not_control} (textPayload=~{progress} OR jsonPayload.message=~{progress})",
                  "desc", PROGRESS_SAMPLE),
+        # The executor's periodic launch reports, newest first and capped: enough to see the program ran on after a fault
+        # the client printed no step lines about, without reading every host's chatter.
+        LogQuery("launches", f"{base} resource.labels.container_name=\"pathways-worker\" "
+                             f"textPayload=~{quote(r'Completed [0-9]+ program launches')}", "desc", LAUNCH_SAMPLE),
         LogQuery("events", f'log_id("events") {_cluster(scope)} {_window(scope)}{ev_ns} '
                            f"(jsonPayload.involvedObject.name:{pod_prefix} OR "
                            f"jsonPayload.involvedObject.name={quote(scope.jobset)} OR "
                            f"labels.\"logging.gke.io/top_level_controller_name\"={quote(scope.jobset)})"),
         # Kubernetes audit of the JobSet's pods: who evicted one (kubectl drain, a node-pool upgrade; the eviction itself
         # leaves no Kubernetes event), and who port-forwarded to one (a second client that takes the proxy session).
-        LogQuery("evictions", f'log_id("cloudaudit.googleapis.com/activity") resource.type="k8s_cluster" '
-                              f'{_cluster(scope)} {_window(scope)} '
-                              f'(((protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" OR '
-                              f'protoPayload.methodName="io.k8s.core.v1.pods.portforward.create") '
-                              f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}){_refused_vms(scope)})"),
+        # Who evicted or port-forwarded to a pod (Kubernetes audit), a VM Compute Engine refused to create, and the
+        # autoscaler's scale-up failures and the scale-downs that evict one of the JobSet's pods: all low volume, one read.
+        LogQuery("cluster-activity", f"{_window(scope)} "
+                                     f'((log_id("cloudaudit.googleapis.com/activity") '
+                                     f'((resource.type="k8s_cluster" {_cluster(scope)} '
+                                     f'(protoPayload.methodName="io.k8s.core.v1.pods.eviction.create" OR '
+                                     f'protoPayload.methodName="io.k8s.core.v1.pods.portforward.create") '
+                                     f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}){_refused_vms(scope)})) "
+                                     f"OR {_autoscaler(scope)})"),
     ]
+
+
+def _autoscaler(scope: Scope) -> str:
+    return (f'(log_id("container.googleapis.com/cluster-autoscaler-visibility") {_cluster(scope)} '
+            '(jsonPayload.resultInfo.results.errorMsg.messageId:"scale.up.error" OR '
+            "jsonPayload.noDecisionStatus.noScaleUp:* OR "
+            # a scale-down that evicts one of the JobSet's pods (the head on cpu-np)
+            "jsonPayload.decision.scaleDown.nodesToBeRemoved.evictedPods.name:"
+            f"{quote(scope.jobset + '-')}))")
 
 
 def _refused_vms(scope: Scope) -> str:
@@ -87,7 +105,7 @@ def _refused_vms(scope: Scope) -> str:
     if not scope.cluster:
         return ""
     # Precedence: OR binds tighter than the implicit AND, so the caller's terms and these are each parenthesised.
-    return (f' OR (protoPayload.methodName:"compute.instances.insert" severity>=ERROR '
+    return (f' OR (resource.type="gce_instance" protoPayload.methodName:"compute.instances.insert" severity>=ERROR '
             f"protoPayload.resourceName:{quote('/instances/gke-' + scope.cluster + '-')})")
 
 
@@ -133,13 +151,6 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
                                    f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" {_window(scope)} '
                                    f"protoPayload.resourceName:({names})"),
         ]
-    queries.append(LogQuery("autoscaler", f'log_id("container.googleapis.com/cluster-autoscaler-visibility") '
-                                          f"{_cluster(scope)} {_window(scope)} "
-                                          '(jsonPayload.resultInfo.results.errorMsg.messageId:"scale.up.error" OR '
-                                          "jsonPayload.noDecisionStatus.noScaleUp:* OR "
-                                          # a scale-down that evicts one of the JobSet's pods (the head on cpu-np)
-                                          "jsonPayload.decision.scaleDown.nodesToBeRemoved.evictedPods.name:"
-                                          f"{quote(scope.jobset + '-')})"))
     return queries
 
 

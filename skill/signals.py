@@ -72,10 +72,13 @@ class Matcher:
         return [s for r in records for s in self.match(r)]
 
 
+SAMPLED_MILESTONES = ("progress", "worker_launches")  # periodic lines: read as a capped sample, never pushed down whole
+
+
 def _pushdown_patterns(source: str) -> list[str]:
     seen: dict[str, None] = {}
     pats = [p for c in CLASSES for p in c.patterns] + [p for s in SYMPTOMS for p in s.patterns]
-    pats += [m.pattern for m in MILESTONES if m.id != "progress"]
+    pats += [m.pattern for m in MILESTONES if m.id not in SAMPLED_MILESTONES]
     for p in pats:
         if source in p.sources:
             seen.setdefault(p.regex, None)

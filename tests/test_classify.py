@@ -115,7 +115,7 @@ SCALE_DOWN = {
 
 def test_the_autoscaler_scale_down_decision_is_read_and_names_the_head_and_its_node():
     scope = Scope(jobset=JS, start_ns=T0, end_ns=T0 + 3600 * NS, cluster="c")
-    autoscaler = next(q for q in node_queries(scope, ["gke-c-tpu-1"]) if q.name == "autoscaler")
+    autoscaler = next(q for q in workload_queries(scope) if q.name == "cluster-activity")
     entry = dict(SCALE_DOWN, timestamp="2025-11-24T16:10:00Z")  # inside the window
     assert matches(autoscaler.filter, entry)
     sigs = [s for s in M.match(record_from_entry(SCALE_DOWN)) if s.target == "head_pod_evicted"]
@@ -138,7 +138,7 @@ PORT_FORWARD = {
 
 def test_a_port_forward_is_read_but_alone_is_no_lost_session():
     scope = Scope(jobset=JS, start_ns=T0, end_ns=T0 + 3600 * NS, cluster="c")
-    audit = next(q for q in workload_queries(scope) if q.name == "evictions")
+    audit = next(q for q in workload_queries(scope) if q.name == "cluster-activity")
     assert matches(audit.filter, PORT_FORWARD)
     model = Workload(jobset=JS, now=T0 + 3600 * NS)
     causes, symptoms = feed(model, record_from_entry(PORT_FORWARD))

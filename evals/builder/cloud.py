@@ -44,8 +44,15 @@ class Cloud(Logs):
         if not pp["requestMetadata"]:
             del pp["requestMetadata"]
         res = sp.get("resource")
-        resource = ({"type": res, "labels": self.res_cluster()["labels"]} if res in ("k8s_cluster", "gke_cluster") else
-                    self.res_gce(node) if node else self.res_cluster())
+        if res in ("k8s_cluster", "gke_cluster"):
+            resource = {"type": res, "labels": self.res_cluster()["labels"]}
+        elif node:
+            resource = self.res_gce(node)
+        elif "compute." in pp["methodName"]:  # a VM that never came to be (a refused insert): no instance id yet
+            resource = {"type": "gce_instance", "labels": {"project_id": self.w["project"], "instance_id": "",
+                                                           "zone": self.zone}}
+        else:
+            resource = self.res_cluster()
         op = {"id": f"operation-{self.rng.randrange(10**12, 10**13)}-{self.hexs(12)}", "producer": pp["serviceName"],
               "first": True, "last": True}
         labels = {"compute.googleapis.com/root_trigger_id": self.uid()} if node else None
