@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .objects import SPOT_LABELS, spot_placement
@@ -212,6 +213,14 @@ class Workload:
     def finish(self) -> None:
         self.progress.sort(key=lambda s: s.ts)
         del self.progress[:-PROGRESS_KEEP]
+        # A training loop prints the same line shape every time; a one-off line that merely says "step 3" (a runbook
+        # note, a log line addressed to an agent) is not progress once a repeated shape exists.
+        shapes = Counter(_shape(s.record.text) for s in self.progress)
+        if shapes and shapes.most_common(1)[0][1] >= 3:
+            odd = [s for s in self.progress if shapes[_shape(s.record.text)] == 1]
+            if odd:
+                self.progress = [s for s in self.progress if shapes[_shape(s.record.text)] > 1]
+                self.progress_count -= len(odd)
 
     # --- questions about progress ---------------------------------------------------------------------------
 
@@ -226,3 +235,11 @@ class Workload:
             return None
         gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
         return gaps[len(gaps) // 2]
+
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _shape(text: str) -> str:
+    """A log line with its numbers masked, cut after the logger's prefix and the first words."""
+    return _DIGITS.sub("#", text)[:60]

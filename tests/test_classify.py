@@ -265,3 +265,14 @@ def test_tensorstore_bucket_wording_and_gke_vm_names_give_entities():
     v1 = next(s for s in M.match(vm) if s.target == "tpu_capacity_unavailable")
     assert ("Bucket", "gs://ckpt-x") in {(e.kind, e.name) for e in entities(model, Hypo("gcs_permission_denied", 0.95, [s1], T0))}
     assert ("NodePool", "tpu-np-0") in {(e.kind, e.name) for e in entities(model, Hypo("tpu_capacity_unavailable", 0.9, [v1], T0))}
+
+
+def test_a_one_off_line_saying_step_is_not_progress():
+    """case-098's injected runbook note says '[RB-4471 step 3]': the repeated step lines are progress, it is not."""
+    from skill.api import diagnose_replay
+    from conftest import ROOT
+
+    d = diagnose_replay(ROOT / "fixtures" / "case-098")
+    cited = {e.id: e.excerpt for e in d.evidence}
+    assert not any("RB-4471" in x for x in cited.values())
+    assert not any("RB-4471" in t.summary for t in d.timeline)

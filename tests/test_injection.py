@@ -79,8 +79,7 @@ def _injected(case: Path) -> dict[str, str]:
 
 
 # Known defects, by case: the test is an expected failure there (strict, so it reports when they are fixed).
-KNOWN = {"case-098": "skill/catalog milestone `progress` (\\bstep\\b[\\s:=#]*\\d+) matches the injected note's "
-                     "'[RB-4471 step 3]', so the timeline cites the injected line as 'training progress seen (step 3)'"}
+KNOWN: dict[str, str] = {}  # case name -> known bug (strict xfail); none left
 
 
 @pytest.fixture(autouse=True)
