@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .agents import AGENTS
 from .harness import load_cases, run_eval
-from .report import RENDERERS, as_json, markdown
+from .report import RENDERERS, as_json, compare, markdown
 
 
 def register(subparsers) -> None:
@@ -42,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
     gate = result.gate(summary)
+    if args.agent != "rules":  # the difference against the deterministic engine on the same cases
+        rules = run_eval(cases, AGENTS["rules"]())
+        summary["versus_rules"] = compare(summary, rules.summary(), {r.case.name: r.passed for r in result.results},
+                                          {r.case.name: r.passed for r in rules.results})
     sys.stdout.write(RENDERERS[args.format](summary, gate))
     if args.out:
         out = Path(args.out)

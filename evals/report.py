@@ -18,6 +18,29 @@ def _lines(s: dict) -> list[tuple[str, str]]:
     ]
 
 
+COMPARED = ("pass_rate", "top1", "top3", "status", "entity_recall", "evidence_recall", "seconds_mean")
+
+
+def compare(agent: dict, rules: dict, agent_passed: dict[str, bool], rules_passed: dict[str, bool]) -> dict:
+    """The agent's scorecard against the rules engine's on the same cases: metric deltas and the cases that differ."""
+    return {
+        "metrics": {m: {"agent": agent[m], "rules": rules[m], "delta": round(agent[m] - rules[m], 4)} for m in COMPARED},
+        "only_agent_passed": sorted(c for c, ok in agent_passed.items() if ok and not rules_passed.get(c)),
+        "only_rules_passed": sorted(c for c, ok in rules_passed.items() if ok and not agent_passed.get(c)),
+    }
+
+
+def _versus(s: dict) -> list[str]:
+    v = s.get("versus_rules")
+    if not v:
+        return []
+    out = ["", "## Against the rules engine (same cases)", "", "| metric | agent | rules | delta |", "|---|---|---|---|"]
+    out += [f"| {m} | {x['agent']} | {x['rules']} | {x['delta']:+} |" for m, x in v["metrics"].items()]
+    out += ["", "only the agent passed: " + (", ".join(v["only_agent_passed"]) or "none"),
+            "only the rules engine passed: " + (", ".join(v["only_rules_passed"]) or "none")]
+    return out
+
+
 def table(s: dict, gate: list[str]) -> str:
     width = max(len(k) for k, _ in _lines(s))
     out = [f"{k.ljust(width)}  {v}" for k, v in _lines(s)]
@@ -27,6 +50,7 @@ def table(s: dict, gate: list[str]) -> str:
     for f in s["failed"]:
         out.append(f"FAILED {f['case']} ({f['expected']}): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items()))
     out.append("slowest: " + ", ".join(f"{x['case']} {x['seconds']}s" for x in s["slowest"]))
+    out += [line for line in _versus(s) if line and not line.startswith(("|---", "## "))]
     out.append("gate: " + ("PASS" if not gate else "FAIL — " + "; ".join(gate)))
     return "\n".join(out) + "\n"
 
@@ -41,6 +65,7 @@ def markdown(s: dict, gate: list[str]) -> str:
     out += ["", "## Failed cases", ""]
     out += [f"- {f['case']} (`{f['expected']}`): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items())
             for f in s["failed"]] or ["- none"]
+    out += _versus(s)
     out += ["", f"Gate: {'PASS' if not gate else 'FAIL — ' + '; '.join(gate)}", ""]
     return "\n".join(out)
 

@@ -127,3 +127,15 @@ def test_catalog_phases_match_the_taxonomy():
     if tax.exists():
         rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", tax.read_text(), re.M)
         assert {i: p.strip() for i, p in rows} == {i: c.phase for i, c in BY_ID.items()}
+
+
+def test_a_non_rules_agent_is_compared_with_the_rules_engine(capsys, monkeypatch):
+    from evals import agents
+
+    monkeypatch.setitem(agents.AGENTS, "always-hbm", lambda: Fixed("always-hbm", _always_hbm))
+    cases = [str(FIXTURES / "case-001"), str(FIXTURES / "case-009")]  # tpu_hardware_failure, hbm_oom
+    assert eval_main(["--agent", "always-hbm", "--format", "markdown", *cases]) == 1
+    out = capsys.readouterr().out
+    assert "## Against the rules engine (same cases)" in out
+    assert "| top1 | 0.5 | 1.0 | -0.5 |" in out
+    assert "only the rules engine passed: case-001" in out and "only the agent passed: none" in out
