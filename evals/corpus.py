@@ -368,24 +368,16 @@ CORPUS: tuple[Hostile, ...] = (
     Hostile("array-cut-mid-entry", "one array entry broken off mid-string", array_cut_mid_entry),
     Hostile("jsonl-corrupt-lines", "JSON Lines with a half line and a binary line in the middle", jsonl_corrupt_line),
     Hostile("jsonl-non-object-lines", "JSON Lines with null, a number, a string, an array and true as lines",
-            jsonl_non_object_lines,
-            known_bug="skill/sources/replay.py _build_index calls doc.get() on every JSON Lines value: a line that is "
-                      "JSON but not an object (null, 42, [1]) raises AttributeError (since the indexed reader, 636ab0a)"),
+            jsonl_non_object_lines),
     Hostile("1mb-lines", "JSON Lines with a 1 MB entry and a 1 MB garbage line", one_mb_lines),
     Hostile("1mb-minified", "the whole array minified onto one 1+ MB line", minified_one_line),
     Hostile("256k-payloads", "12 entries with 256 KB text and JSON payloads", payloads_256k),
     Hostile("wrong-scalar-types", "known fields with numbers, objects and nulls in place of strings", wrong_scalar_types),
-    Hostile("wrong-container-types", "resource a string, labels a list, resource.labels a string", wrong_container_types,
-            known_bug="skill/sources/replay.py Inventory: `entry.get('resource').get('labels')` raises AttributeError "
-                      "on a resource or labels that is not an object (an internal error instead of a skipped entry)"),
+    Hostile("wrong-container-types", "resource a string, labels a list, resource.labels a string", wrong_container_types),
     Hostile("entries-fail-normalising", "an event whose source is a string, an entry whose logName is a number",
-            entries_that_fail_normalising,
-            known_bug="skill/engine.py Collector.take_entries counts an entry it cannot normalise as skipped after the "
-                      "source already counted it as read: read + skipped exceeds the input by one"),
+            entries_that_fail_normalising),
     Hostile("label-values-wrong-types", "resource.labels.pod_name a number, container_name a list, on the cited line",
-            label_values_wrong_types,
-            known_bug="skill/records.py record_from_entry copies resource.labels values untyped into the Record "
-                      "(pod 5, container a list); skill/model.py role_of then raises TypeError: an internal error"),
+            label_values_wrong_types),
     Hostile("unknown-resource-types", "25 entries of made-up resource types, some with no resource", unknown_resource_types),
     Hostile("timestamp-spellings", "timestamps with offsets, without fraction, 9 digits, lower-case z, space for T",
             timestamp_spellings),
@@ -396,10 +388,6 @@ CORPUS: tuple[Hostile, ...] = (
     Hostile("non-utf8-bytes", "12 invalid UTF-8 sequences inside log strings", non_utf8_bytes),
     Hostile("utf16-file", "logs.json saved as UTF-16", utf16_file, failure_class=None),
     Hostile("garbage-file", "64 KB of random bytes in garbage.json next to the export", garbage_file),
-    Hostile("junk-first-element", "a number before the first entry of the array", junk_first_element,
-            known_bug="skill/sources/replay.py _scan decides a file's kind by its first element only: a junk first "
-                      "element makes every entry of the file 'a log entry inside a file of Kubernetes objects'"),
-    Hostile("deep-nesting", "an entry nested 100,000 arrays deep inside a JSON array", deep_nesting,
-            known_bug="skill/sources/files.py _iter_array uses json.JSONDecoder.raw_decode, which raises "
-                      "RecursionError (not JSONDecodeError) on deep nesting: an internal error"),
+    Hostile("junk-first-element", "a number before the first entry of the array", junk_first_element),
+    Hostile("deep-nesting", "an entry nested 100,000 arrays deep inside a JSON array", deep_nesting),
 )

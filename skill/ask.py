@@ -208,7 +208,7 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
     system = [{"type": "text", "text": render_system(now=now or _now(), tools=tools, max_steps=max_steps),
                "cache_control": {"type": "ephemeral"}}]
     messages: list[dict] = [
-        {"role": "user", "content": f"Question about JobSet `{jobset}`:\n\n{question}"},
+        {"role": "user", "content": f"Question about JobSet `{jobset}`:\n\n{redact(question)}"},
         {"role": "assistant", "content": [{"type": "text", "text": "I start from the deterministic diagnosis."},
                                           {"type": "tool_use", "id": "toolu_pw_diagnose", "name": "diagnose",
                                            "input": {"replay": str(replay), "jobset": jobset}}]},

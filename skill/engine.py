@@ -103,6 +103,8 @@ class Collector:
             try:
                 rec = record_from_entry(entry)
             except (KeyError, TypeError, AttributeError, ValueError):
+                # the source counted it as read; it is skipped instead, so each input entry is counted once
+                self.source.stats.entries_read -= 1
                 self.source.stats.entries_skipped += 1
                 self.source.stats.gap(f"entry {key!r}: not a usable LogEntry; skipped it")
                 continue

@@ -139,12 +139,27 @@ def payload_text(entry: dict) -> str:
     return "" if text is None else str(text)
 
 
+def _obj(value: object) -> dict:
+    return value if type(value) is dict else {}
+
+
+def _label(labels: dict, key: str) -> str | None:
+    """A label value as a string (Cloud Logging's labels are string maps): a number spelled out, a list or object None."""
+    v = labels.get(key)
+    if v is None or type(v) is str:
+        return v
+    return str(v) if isinstance(v, int | float) else None
+
+
 def record_from_entry(entry: dict) -> Record:
-    """Normalise one raw LogEntry dict (camelCase, as gcloud prints it). Raises KeyError/TypeError on a non-entry."""
-    resource = entry.get("resource") or {}
+    """Normalise one raw LogEntry dict (camelCase, as gcloud prints it). Raises KeyError/TypeError on a non-entry.
+
+    A resource, resource.labels or labels that is not an object counts as absent, and label values are strings.
+    """
+    resource = _obj(entry.get("resource"))
     rtype = resource.get("type", "")
-    rl = resource.get("labels") or {}
-    labels = entry.get("labels") or {}
+    rl = _obj(resource.get("labels"))
+    labels = _obj(entry.get("labels"))
     lid = log_id(entry.get("logName", ""))
     rec = Record(
         id=str(entry["insertId"]),
@@ -153,30 +168,30 @@ def record_from_entry(entry: dict) -> Record:
         log=lid,
         text="",
         severity=str(entry.get("severity") or "DEFAULT"),
-        namespace=rl.get("namespace_name"),
-        cluster=rl.get("cluster_name"),
-        project=rl.get("project_id"),
-        location=rl.get("location") or rl.get("zone"),
+        namespace=_label(rl, "namespace_name"),
+        cluster=_label(rl, "cluster_name"),
+        project=_label(rl, "project_id"),
+        location=_label(rl, "location") or _label(rl, "zone"),
     )
     if lid == "events" and isinstance(entry.get("jsonPayload"), dict):
         _fill_event(rec, entry["jsonPayload"])
-        rec.node = rl.get("node_name") or rec.node
+        rec.node = _label(rl, "node_name") or rec.node
         return rec
     rec.text = payload_text(entry)
     if rtype == "k8s_container":
-        rec.pod = rl.get("pod_name")
-        rec.container = rl.get("container_name")
-        rec.node = labels.get(NODE_LABEL)
-        rec.jobset = labels.get(POD_LABEL) or labels.get(CONTROLLER_NAME_LABEL)
+        rec.pod = _label(rl, "pod_name")
+        rec.container = _label(rl, "container_name")
+        rec.node = _label(labels, NODE_LABEL)
+        rec.jobset = _label(labels, POD_LABEL) or _label(labels, CONTROLLER_NAME_LABEL)
     elif lid.startswith("serialconsole.googleapis.com"):
         rec.source = "serial"
-        rec.node = labels.get(NODE_LABEL) or rl.get("instance_id")
+        rec.node = _label(labels, NODE_LABEL) or _label(rl, "instance_id")
     elif lid.startswith("cloudaudit.googleapis.com"):
         rec.source = "node"  # GCE system/activity events are about the node's VM
         pp = entry.get("protoPayload") or {}
         rec.reason = pp.get("methodName") if isinstance(pp, dict) else None
         name = str(pp.get("resourceName", "")) if isinstance(pp, dict) else ""
-        rec.node = name.rsplit("/", 1)[-1] if "/instances/" in name else labels.get(NODE_LABEL)
+        rec.node = name.rsplit("/", 1)[-1] if "/instances/" in name else _label(labels, NODE_LABEL)
         if "/pods/" in name:  # Kubernetes audit: core/v1/namespaces/<ns>/pods/<pod>[/eviction]
             rec.pod = name.split("/pods/", 1)[1].split("/", 1)[0]
             who = (pp.get("authenticationInfo") or {}).get("principalEmail") if isinstance(pp, dict) else None
@@ -186,8 +201,8 @@ def record_from_entry(entry: dict) -> Record:
         rec.source = "event"
     else:
         rec.source = "node" if rtype in ("k8s_node", "gce_instance") else "container"
-        rec.node = rl.get("node_name") or labels.get(NODE_LABEL)
-        rec.pod = rl.get("pod_name")
+        rec.node = _label(rl, "node_name") or _label(labels, NODE_LABEL)
+        rec.pod = _label(rl, "pod_name")
     return rec
 
 

@@ -226,8 +226,6 @@ def test_a_secret_in_the_question_is_redacted_by_the_cli(monkeypatch, capsys):
     assert rc == 0 and not _leaks(json.dumps(fake.requests)) and not _leaks(capsys.readouterr().out)
 
 
-@pytest.mark.xfail(strict=True, reason="skill/ask.py sends the question to the model unredacted (the CLI redacts it; "
-                                       "library callers of ask() do not get that)")
 def test_a_secret_in_the_question_is_redacted_by_ask():
     with FakeAnthropic(_one_turn(CASE)) as fake:
         ask(f"why? my key is {SECRETS['api_key']}", replay=CASE,

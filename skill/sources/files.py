@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,14 @@ class FileReport:
     problems: list[str] = field(default_factory=list)
     skipped: int = 0  # entries (or lines) that could not be read
     replaced_bytes: bool = False
+    line: int = 0  # the JSON Lines line of the value last read (0: not JSON Lines)
+    entry: int = 0  # the array element last read, counted from 1 (0: not an array)
+
+    def where(self) -> str:
+        """The file and the place in it of the value last read, as problems name it."""
+        if self.line:
+            return f"{self.path.name}:{self.line}"
+        return f"{self.path.name}: entry {self.entry}" if self.entry else self.path.name
 
 
 def list_files(folder: Path) -> list[Path]:
@@ -206,6 +215,18 @@ def _iter_array(path: Path, report: FileReport) -> Iterator[object]:
                 continue
             try:
                 obj, end = dec.raw_decode(buf, pos)
+            except RecursionError:  # nested deeper than the decoder's stack: step over the element without recursing
+                end = _value_end(buf, pos)
+                if end == -1 and more():
+                    continue
+                report.skipped += 1
+                if end == -1:
+                    report.problems.append(f"{path.name}: entry {count + 1} is nested too deeply and cut off; the "
+                                           "file ends there")
+                    return
+                report.problems.append(f"{path.name}: entry {count + 1} is nested too deeply to read; skipped it")
+                pos = end
+                continue
             except json.JSONDecodeError as err:
                 if more():
                     continue
@@ -220,10 +241,28 @@ def _iter_array(path: Path, report: FileReport) -> Iterator[object]:
                 pos = resync
                 continue
             count += 1
+            report.entry = count
             yield obj
             pos = end
             if pos > CHUNK:
                 buf, pos = buf[pos:], 0
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _value_end(buf: str, pos: int) -> int:
+    """The end of the array or object starting at buf[pos], found by counting brackets outside strings; -1 if cut."""
+    depth = 0
+    for m in _TOKEN.finditer(buf, pos):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+        elif tok in "]}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return -1
 
 
 def _skip_ws(buf: str, pos: int) -> int:
@@ -245,7 +284,7 @@ def _iter_doc_or_lines(path: Path, report: FileReport) -> Iterator[object]:
     with _open_text(path, report) as f:
         first_line = f.readline()
         rest_first = f.readline()
-    single_line_doc = _loads(first_line) is not None and rest_first.strip()[:1] in ("{", "")
+    single_line_doc = _loads(first_line) is not NOT_JSON and rest_first.strip()[:1] in ("{", "")
     if path.suffix.lower() in (".jsonl", ".ndjson") or single_line_doc:
         yield from _iter_lines(path, report)
         return
@@ -264,15 +303,20 @@ def _iter_lines(path: Path, report: FileReport) -> Iterator[object]:
             if not line.strip():
                 continue
             obj = _loads(line)
-            if obj is None:
+            if obj is NOT_JSON:
                 report.skipped += 1
                 report.problems.append(f"{path.name}:{lineno}: line is not valid JSON; skipped it")
                 continue
+            report.line = lineno
             yield obj
 
 
-def _loads(text: str) -> object | None:
+NOT_JSON = object()
+
+
+def _loads(text: str) -> object:
+    """The JSON value of text (None for `null`), or NOT_JSON."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return None
+        return NOT_JSON

@@ -6,6 +6,7 @@ import heapq
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import chain, islice
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +16,10 @@ import orjson
 from ..query import compile_filter, compile_route_filter, route_plan, utc_spelled
 from ..records import parse_ts
 from .base import LogQuery, SourceStats
-from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
+from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
+SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
 LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet", "JobList": "Job"}
 
 
@@ -64,16 +66,20 @@ class ReplaySource:
         self._scan()
 
     def _scan(self) -> None:
-        """Sort files into log exports and object exports; load the (small) object files whole."""
+        """Sort files into log exports and object exports; load the (small) object files whole.
+
+        A file's kind is what most of its first SAMPLE values are, so a stray value at the start does not decide
+        it; the values of the other kind are reported skipped by whichever reader takes the file.
+        """
         for path in self.files:
             report = FileReport(path)
             docs = iter_documents(path, report)
-            first = next(docs, None)
-            if is_log_entry(first):
+            head = list(islice(docs, SAMPLE))
+            if sum(map(is_log_entry, head)) > sum(map(is_k8s_object, head)):
                 self._log_files.append(path)
                 docs.close()
                 continue
-            for doc in ([first] if first is not None else []) + list(docs):
+            for doc in chain(head, docs):
                 self._take_object(doc, path, report)
             self._finish(report)
 
@@ -151,13 +157,17 @@ class ReplaySource:
         self._counted.add(path)
         self._finish(report)
 
-    def _usable(self, doc: object, path: Path, report: FileReport) -> int:
-        """The entry's timestamp in ns, or 0 after reporting why it can't be used."""
+    def _usable(self, doc: object, path: Path, report: FileReport, lines: _LineCounter | None = None,
+                offset: int = 0) -> int:
+        """The entry's timestamp in ns, or 0 after reporting why it can't be used (and where: `lines` counts them)."""
         if not is_log_entry(doc):
-            self._problem(report, f"{path.name}: an element that is not a LogEntry; skipped it")
+            where = lines.where(offset) if lines else report.where()
+            what = "a Kubernetes object" if is_k8s_object(doc) else _json_type(doc)
+            self._problem(report, f"{where}: {what}, not a LogEntry; skipped it")
             return 0
         if not isinstance(doc.get("insertId"), str) or not doc["insertId"]:
-            self._problem(report, f"{path.name}: a LogEntry without insertId; skipped it")
+            where = lines.where(offset) if lines else report.where()
+            self._problem(report, f"{where}: a LogEntry without insertId; skipped it")
             return 0
         ts = parse_ts(doc.get("timestamp")) or parse_ts(doc.get("receiveTimestamp"))
         if not ts:
@@ -197,13 +207,17 @@ class ReplaySource:
         idx = _FileIndex(report)
         routes, skeletons = self._routes, self._skeletons
         dumps = orjson.dumps
+        lines = _LineCounter(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
         try:
             for a, b, doc in iter_spans(path):
+                if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
+                    self._usable(doc, path, report, lines, a)
+                    continue
                 t, iid = doc.get("timestamp"), doc.get("insertId")
                 # the usual entry decided inline; anything else goes through _usable, which says what is wrong
                 ts = parse_ts(t) if type(iid) is str and iid and "kind" not in doc else 0
                 utc = bool(ts) and utc_spelled(t)
-                if not ts and not (ts := self._usable(doc, path, report)):
+                if not ts and not (ts := self._usable(doc, path, report, lines, a)):
                     continue
                 skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
                 key = dumps(skel)
@@ -327,12 +341,40 @@ class _FileIndex:
 
 
 def _tally(inv: Inventory, entry: dict, n: int) -> None:
-    rl = (entry.get("resource") or {}).get("labels") or {}
-    labels = entry.get("labels") or {}
+    # once per route, not per entry: a resource, resource.labels or labels that is not an object counts as absent
+    res = entry.get("resource")
+    rl = res.get("labels") if isinstance(res, dict) else None
+    rl = rl if isinstance(rl, dict) else {}
+    labels = entry.get("labels")
+    labels = labels if isinstance(labels, dict) else {}
     js = labels.get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
     if isinstance(js, str):
         inv.jobsets[js] += n
-        inv.namespaces[rl.get("namespace_name")] += n
+        ns = rl.get("namespace_name")
+        inv.namespaces[ns if isinstance(ns, str) else None] += n
     for key, counter in (("cluster_name", inv.clusters), ("project_id", inv.projects), ("location", inv.locations)):
         if isinstance(rl.get(key), str):
             counter[rl[key]] += n
+
+
+def _json_type(value: object) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+class _LineCounter:
+    """`file:line` for byte offsets of one file, counted only when asked (offsets in increasing order)."""
+
+    def __init__(self, path: Path):
+        self.path, self.pos, self.line = path, 0, 1
+
+    def where(self, offset: int) -> str:
+        with open(self.path, "rb") as f:
+            f.seek(self.pos)
+            while self.pos < offset:
+                block = f.read(min(BLOCK, offset - self.pos))
+                if not block:
+                    break
+                self.line += block.count(b"\n")
+                self.pos += len(block)
+        return f"{self.path.name}:{self.line}"
