@@ -1,5 +1,5 @@
 """Property-based tests (hypothesis): the filter language, the export readers, record normalisation and the whole
-replay diagnosis take arbitrary and mutated input and end in a result or a clean error, quickly.
+replay diagnosis (the classifier fed spliced cause lines of other incidents) take arbitrary and mutated input and end in a result or a clean error, quickly.
 
 Derandomized (the same examples every run, so the suite is stable); raise max_examples locally to search harder:
 `HYPOTHESIS_PROFILE=deep python -m pytest tests/test_properties.py`.
@@ -17,10 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from skill.api import diagnose_replay
+from skill.catalog import CLASSES
 from skill.errors import FilterSyntaxError, PathwaysWorkloadError
 from skill.query import compile_filter, parse
 from skill.queries import Scope, node_queries, workload_queries
@@ -272,3 +274,67 @@ def test_entry_order_does_not_change_the_verdict(tmp_path, seed):
     base, d = diagnose_replay(CASE), diagnose_replay(folder)
     assert (d.failure_class, d.status) == (base.failure_class, base.status)
     assert {x.name for x in d.root_cause.entities} == {x.name for x in base.root_cause.entities}
+
+
+# --- the classifier ----------------------------------------------------------------------------------------------
+
+TAXONOMY = {c.id for c in CLASSES}
+CONTAINERS = ("pathways-worker", "pathways-rm", "pathways-proxy", "jax-tpu")
+
+
+@lru_cache(maxsize=1)
+def cited_container_lines() -> tuple[str, ...]:
+    """The textPayload of every container line an incident of the library cites: real cause and symptom wording."""
+    out: set[str] = set()
+    for case in sorted(FIXTURES.glob("case-*")):
+        cited = set((yaml.safe_load((case / "expected.yaml").read_text()) or {}).get("evidence") or [])
+        for path in case.glob("*.json"):
+            doc = json.loads(path.read_text())
+            for e in doc if isinstance(doc, list) else []:
+                if e.get("insertId") in cited and isinstance(e.get("textPayload"), str):
+                    out.add(e["textPayload"])
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=1)
+def case_pods() -> tuple[tuple[str, str, str], ...]:
+    """(pod, container, node) of case-001's container lines."""
+    seen = set()
+    for e in json.loads((CASE / "logs.json").read_text()):
+        rl, labels = e["resource"].get("labels", {}), e.get("labels", {})
+        if rl.get("container_name") in CONTAINERS:
+            seen.add((rl["pod_name"], rl["container_name"], labels.get("compute.googleapis.com/resource_name", "")))
+    return tuple(sorted(seen))
+
+
+@settings(max_examples=n(12), **QUICK)
+@given(data=st.data())
+def test_spliced_causes_end_in_a_well_formed_verdict(tmp_path, data):
+    """Cause and symptom lines of other incidents, dropped on random pods at random times of case-001: whatever the
+    mix, the verdict is a taxonomy class that heads the hypotheses, scores are probabilities, every cited id is in
+    the input, and the same input gives the same diagnosis."""
+    entries = json.loads((CASE / "logs.json").read_text())
+    template = next(e for e in entries if e["resource"]["labels"].get("container_name") == "pathways-worker")
+    pool, pods = cited_container_lines(), case_pods()
+    times = [parse_ts(e["timestamp"]) for e in entries]
+    start, end = min(times), max(times)
+    for k in range(data.draw(st.integers(1, 6))):
+        pod, container, node = data.draw(st.sampled_from(pods))
+        e = json.loads(json.dumps(template))
+        e["insertId"] = f"spliced-{k:04d}"
+        e["timestamp"] = format_ns(data.draw(st.integers(start, end)))
+        e["textPayload"] = data.draw(st.sampled_from(pool))
+        e["severity"] = data.draw(st.sampled_from(["INFO", "WARNING", "ERROR"]))
+        e["resource"]["labels"].update(pod_name=pod, container_name=container)
+        e.setdefault("labels", {})["compute.googleapis.com/resource_name"] = node
+        entries.append(e)
+    folder = tmp_path / f"c{next(_N)}"
+    shutil.copytree(CASE, folder)
+    (folder / "logs.json").write_text(json.dumps(entries, indent=2))
+    d = _timed(lambda: diagnose_replay(folder))
+    assert d.failure_class in TAXONOMY and d.failure_class == d.hypotheses[0].failure_class
+    assert all(0.0 <= h.score <= 1.0 for h in d.hypotheses) and 0.0 <= d.confidence <= 1.0
+    text = "".join(p.read_text() for p in folder.glob("*.json"))
+    assert all(i in text for i in d.cited_ids())
+    again = diagnose_replay(folder)
+    assert (again.failure_class, again.cited_ids(), again.status) == (d.failure_class, d.cited_ids(), d.status)
