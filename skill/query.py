@@ -515,18 +515,18 @@ def _scalar_test(c: Compare) -> Callable[[Any], bool] | None:
 def _regex_test(rx: Any, want: bool) -> Callable[[Any], bool]:
     """Whether a string field matches rx (== want); RE2's matcher called on the UTF-8 bytes, as re2.search does,
     without building a Match object (the hot test of every replay pass)."""
+    on_bytes = _regex_bytes_test(rx, want)
+    return lambda v: type(v) is str and on_bytes(v.encode())
+
+
+def _regex_bytes_test(rx: Any, want: bool) -> Callable[[bytes], bool]:
+    """Whether the UTF-8 bytes of a string match rx (== want)."""
     raw, anchor = getattr(rx, "_regexp", None), getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
     if raw is None or anchor is None:  # another google-re2 layout: the public API, same answers
         search = rx.search
-        return lambda v: type(v) is str and (search(v) is not None) == want
+        return lambda b: (search(b.decode()) is not None) == want
     match = raw.Match
-
-    def test(v: Any) -> bool:
-        if type(v) is not str:
-            return False
-        b = v.encode()
-        return (match(anchor, b, 0, len(b))[0][0] != -1) == want
-    return test
+    return lambda b: (match(anchor, b, 0, len(b))[0][0] != -1) == want
 
 
 def _compare(c: Compare) -> Predicate:
@@ -714,11 +714,15 @@ def route_residual(text: str, route: dict, known: tuple[str, ...]) -> Predicate 
 
 class TimedResidual(NamedTuple):
     """A route's residual split for replay: entries whose timestamp is in gcloud's UTC spelling are tested against
-    [lo, hi] (ns, from the filter's top-level timestamp terms) and then `rest`; any other entry gets `full`."""
+    [lo, hi] (ns, from the filter's top-level timestamp terms) and then `rest`; any other entry gets `full`.
+
+    `text` is `rest` on an entry whose only payload is a textPayload string, as a test of that string's UTF-8 bytes
+    (so replay need not parse the entry to find it false), or None when `rest` reads other fields too."""
     lo: int
     hi: int
     rest: Predicate | bool
     full: Predicate | bool
+    text: Callable[[bytes], bool] | bool | None
 
 
 def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual | None:
@@ -727,7 +731,7 @@ def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual 
     if r is False:
         return None
     if r is True:
-        return TimedResidual(0, 1 << 126, True, True)
+        return TimedResidual(0, 1 << 126, True, True, True)
     items = r.items if isinstance(r, And) else (r,)
     lo, hi, rest = 0, 1 << 126, []
     for it in items:
@@ -747,8 +751,49 @@ def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual 
             hi = min(hi, ns)
         else:
             hi = min(hi, ns - 1)
-    left: Predicate | bool = True if not rest else _compiled(rest[0] if len(rest) == 1 else And(tuple(rest)))
-    return TimedResidual(lo, hi, left, _compiled(r))
+    node = True if not rest else rest[0] if len(rest) == 1 else And(tuple(rest))
+    left: Predicate | bool = True if node is True else _compiled(node)
+    return TimedResidual(lo, hi, left, _compiled(r), _text_form(node))
+
+
+OTHER_PAYLOADS = frozenset({"jsonPayload", "protoPayload"})  # absent from an entry whose payload is textPayload
+
+
+def _text_form(node: Node | bool) -> Callable[[bytes], bool] | bool | None:
+    """node on entries with a textPayload string and no other payload, as a test of the string's UTF-8 bytes;
+    None when node reads a field other than textPayload (then only the whole entry can answer)."""
+    if node is True:
+        return True
+    r = _specialise(node, {}, OTHER_PAYLOADS, _compiled)  # their tests decided as on an entry without them
+    if type(r) is bool:
+        return r
+    if _fields(r) != {"textPayload"}:
+        return None
+    if isinstance(r, Compare) and r.path == ("textPayload",) and r.op in ("=~", "!~"):
+        return _regex_bytes_test(_regex(r.value or ""), r.op == "=~")  # the usual residual: no str made at all
+    pred = _compiled(r)
+    return lambda b: pred({"textPayload": b.decode()})
+
+
+def _fields(node: Node) -> set[str] | None:
+    """The top-level fields node reads, or None when it reads all of them (a global restriction, SEARCH(text))."""
+    match node:
+        case Not(item):
+            return _fields(item)
+        case And(items) | Or(items):
+            out: set[str] = set()
+            for i in items:
+                if (f := _fields(i)) is None:
+                    return None
+                out |= f
+            return out
+        case Compare(path=path):
+            return {path[0]}
+        case Call(name="log_id"):
+            return {"logName"}
+        case Call(path=path) if path:
+            return {path[0]}
+    return None
 
 
 def utc_spelled(value: object) -> bool:

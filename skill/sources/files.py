@@ -90,8 +90,8 @@ def _tail(path: Path, size: int, n: int = 1 << 16) -> tuple[int, bytes]:
         return at, f.read()
 
 
-def iter_spans(path: Path) -> Iterator[tuple[int, int, object]]:
-    """(start, end, value) for each element of a gcloud-format array or each line of a JSON Lines file.
+def iter_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
+    """(start, end, value, its bytes) for each element of a gcloud-format array or each line of a JSON Lines file.
 
     The fast path: elements are split on gcloud's indentation (`  {` ... `  }` at exactly two spaces, which
     only element boundaries have, since strings never hold raw newlines) and parsed with orjson. Anything it
@@ -113,7 +113,7 @@ def iter_spans(path: Path) -> Iterator[tuple[int, int, object]]:
         raise NotFast("not a gcloud array or JSON Lines")
 
 
-def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object]]:
+def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object, bytes]]:
     at, tail = _tail(path, size)
     close = tail.rfind(b"]")
     if close == -1 or tail[close + 1:].strip():
@@ -141,19 +141,20 @@ def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[i
                 buf, base = buf[pos - base:] + more, pos
                 continue
             stop = last if j == -1 or base + j + 4 > last else base + j + 4
+            raw = buf[pos - base:stop - base]
             try:
-                obj = loads(buf[pos - base:stop - base])
+                obj = loads(raw)
             except orjson.JSONDecodeError:
                 raise NotFast("element") from None
             if type(obj) is not dict:
                 raise NotFast("element")
-            yield pos, stop, obj
+            yield pos, stop, obj, raw
             if stop == last:
                 return
             pos = stop + 4  # past ",\n  " to the next "{"
 
 
-def _line_spans(path: Path) -> Iterator[tuple[int, int, object]]:
+def _line_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
     loads = orjson.loads
     pos = 0
     with open(path, "rb") as f:
@@ -164,7 +165,7 @@ def _line_spans(path: Path) -> Iterator[tuple[int, int, object]]:
                     obj = loads(line)
                 except orjson.JSONDecodeError:
                     raise NotFast("line") from None
-                yield pos, stop, obj
+                yield pos, stop, obj, line
             pos = stop
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from ..errors import InputError
 import orjson
 
-from ..query import compile_filter, compile_route_filter, route_plan, utc_spelled
-from ..records import parse_ts
+from ..query import compile_filter, compile_route_filter, route_plan
+from ..records import parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
@@ -208,26 +208,36 @@ class ReplaySource:
         routes, skeletons = self._routes, self._skeletons
         dumps = orjson.dumps
         lines = _LineCounter(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
+        add_ts, add_start, add_end, add_route, add_utc, add_text = (
+            idx.ts.append, idx.start.append, idx.end.append, idx.route.append, idx.utc.append, idx.text.append)
         try:
-            for a, b, doc in iter_spans(path):
+            for a, b, doc, raw in iter_spans(path):
                 if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
                     self._usable(doc, path, report, lines, a)
                     continue
                 t, iid = doc.get("timestamp"), doc.get("insertId")
                 # the usual entry decided inline; anything else goes through _usable, which says what is wrong
-                ts = parse_ts(t) if type(iid) is str and iid and "kind" not in doc else 0
-                utc = bool(ts) and utc_spelled(t)
-                if not ts and not (ts := self._usable(doc, path, report, lines, a)):
-                    continue
+                usual = type(iid) is str and iid and "kind" not in doc
+                ts = parse_utc(t) if usual and type(t) is str else 0
+                utc = ts != 0
+                if not utc and not (ts := parse_ts(t) if usual else 0):
+                    if not (ts := self._usable(doc, path, report, lines, a)):
+                        continue
                 skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
                 key = dumps(skel)
                 rid = routes.get(key)
                 if rid is None:
                     rid = routes[key] = len(skeletons)
                     skeletons.append(skel)
-                idx.add(ts, a, b, rid, utc)
+                add_ts(ts)
+                add_start(a)
+                add_end(b)
+                add_route(rid)
+                add_utc(utc)
+                add_text(_text_at(doc, raw))
         except NotFast:
             return None
+        idx.finish()
         return idx
 
     def inventory(self) -> Inventory:
@@ -296,19 +306,40 @@ class ReplaySource:
         return tuple(out)
 
     def _planned(self, path: Path, idx: _FileIndex, plans: list) -> Iterator[tuple[int, dict, tuple]]:
-        """(ts, entry, [(query index, what to test)]) for the entries of a file some query may match."""
+        """(ts, entry, [(query index, what to test)]) for the entries of a file some query may match.
+
+        An entry whose payload is a textPayload string kept verbatim in the file (idx.text) is tested on those
+        bytes by the residuals that read nothing else, and parsed only if one of them holds (or another must see it).
+        """
         reader, loads = SpanReader(path), orjson.loads
         try:
-            for ts, a, b, r, utc in zip(idx.ts, idx.start, idx.end, idx.route, idx.utc):
+            for ts, a, b, r, utc, t in zip(idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.text):
                 plan = plans[r]
                 if not plan:
                     continue
-                if utc:
+                if not utc:
+                    yield ts, loads(reader.get(a, b)), [(i, p.full) for i, p in plan]
+                    continue
+                if t < 0:
                     todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
-                else:
-                    todo = [(i, p.full) for i, p in plan]
+                    if todo:
+                        yield ts, loads(reader.get(a, b)), todo
+                    continue
+                raw, text, todo = reader.get(a, b), None, []
+                for i, p in plan:
+                    if not p.lo <= ts <= p.hi or (test := p.text) is False:
+                        continue
+                    if test is None:
+                        todo.append((i, p.rest))
+                    elif test is True:
+                        todo.append((i, True))
+                    else:
+                        if text is None:
+                            text = raw[t >> 32:t & 0xFFFFFFFF]
+                        if test(text):
+                            todo.append((i, True))
                 if todo:
-                    yield ts, loads(reader.get(a, b)), todo
+                    yield ts, loads(raw), todo
         finally:
             reader.close()
 
@@ -317,27 +348,34 @@ ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an e
 
 
 class _FileIndex:
-    """Per usable entry of one file: timestamp, byte span and route; 24 bytes an entry, not the entry."""
+    """Per usable entry of one file: timestamp, byte span, route and text span; 41 bytes an entry, not the entry."""
 
     def __init__(self, report: FileReport):
         self.report = report
         self.ts, self.start, self.end, self.route = array("q"), array("q"), array("q"), array("l")
         self.utc = array("b")  # the timestamp field itself is in the UTC spelling (so ts decides time terms)
+        self.text = array("q")  # see _text_at
         self.first_ts = self.last_ts = 0
 
-    def add(self, ts: int, a: int, b: int, rid: int, utc: bool) -> None:
-        self.ts.append(ts)
-        self.utc.append(utc)
-        self.start.append(a)
-        self.end.append(b)
-        self.route.append(rid)
-        if ts > self.last_ts:
-            self.last_ts = ts
-        if not self.first_ts or ts < self.first_ts:
-            self.first_ts = ts
+    def finish(self) -> None:
+        """Take the time span once every entry is in (the arrays are filled by _build_index)."""
+        if self.ts:
+            self.first_ts, self.last_ts = min(self.ts), max(0, max(self.ts))  # as the reference reader counts
 
     def route_counts(self) -> Counter:
         return Counter(self.route)
+
+
+def _text_at(doc: dict, raw: bytes) -> int:
+    """Where the entry's bytes hold its textPayload's UTF-8 verbatim, as start << 32 | end within raw; -1 if they
+    don't (escapes, another payload beside it, no textPayload). Found by searching for those very bytes, so
+    whatever spans it gives hold exactly the string, however the JSON around it is laid out."""
+    text = doc.get("textPayload")
+    if type(text) is not str or "jsonPayload" in doc or "protoPayload" in doc or len(raw) >= 1 << 32:
+        return -1
+    enc = text.encode("utf-8", "surrogatepass")
+    j = raw.rfind(enc)  # gcloud sorts the keys: textPayload comes last but one, so from the end is quickest
+    return -1 if j < 0 else j << 32 | (j + len(enc))
 
 
 def _tally(inv: Inventory, entry: dict, n: int) -> None:
