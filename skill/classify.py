@@ -219,9 +219,11 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
         return "degraded"
     if root == "no_failure_detected":
         return "healthy"
-    if not ({"container_failed", "job_failed"} & have) and _workload_stalled(model) is not None:
-        return "stalled"  # nothing exited, progress stopped long ago: a hang that blocks (e.g. megascale_abort_on_hangs=false)
-    return "failed" if "container_failed" in have or "job_failed" in have else "crashing"
+    if not ({"container_failed", "job_failed"} & have):
+        # nothing exited and nothing restarted (both checked above), yet there is a cause: the pods sit there without
+        # working, e.g. a hang that blocks (megascale_abort_on_hangs=false) before or after the first step
+        return "stalled"
+    return "failed"
 
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:

@@ -199,6 +199,8 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
     evidence_text = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
     sa = re.search(r"([\w.-]+@[\w.-]+\.gserviceaccount\.com) does not have", evidence_text)
+    # The API server's validation error names the field and why: `<Kind> "<name>" is invalid: <field path>: <reason>`
+    invalid = re.search(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})", evidence_text)
     return {
         "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
         "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
@@ -208,6 +210,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
         "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
         "principal": sa.group(1) if sa else "The workload's identity", "detail": detail, "evidence_text": evidence_text,
+        "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
         "expected_rm_address": f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001",
         "finished": _finished(model, user_container),
         "container_or_process": (f"{container} in {pod}" if first and first.container else
@@ -281,6 +284,11 @@ def data_gaps(a: Analysis) -> list[str]:
     serial = any(log.startswith("serialconsole") for log in m.logs_seen)
     if not serial and a.verdict.failure_class in ("unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"):
         gaps.append("no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked")
+    scaler = any("cluster-autoscaler" in log for log in m.logs_seen)
+    if not scaler and BY_ID[a.verdict.failure_class].phase == "scheduling":
+        gaps.append("no cluster autoscaler visibility log (container.googleapis.com/cluster-autoscaler-visibility): "
+                    "whether a scale-up was tried and why it failed (quota, stockout, reservation) is taken from events "
+                    "only")
     audit = any(log.startswith("cloudaudit.googleapis.com") for log in m.logs_seen)
     if not audit and a.verdict.failure_class in ("spot_preemption", "host_maintenance", "node_lost"):
         gaps.append("no Compute Engine audit logs (cloudaudit.googleapis.com/system_event): whether the VM was preempted, "
@@ -310,7 +318,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record, m.project))
     explanation = _render(cls.explanation, ctx) or cls.title
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
-                             evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals[:5])))
+                             evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals))[:5])
                   for h in v.ranked]
     fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk) for f in cls.fixes]
     stats = a.source.stats

@@ -316,6 +316,12 @@ MOVED_LITERALS = [
     ("google.api_core.exceptions.Forbidden: 403 POST https://storage.googleapis.com/upload: Request had insufficient authentication scopes.", "container", U, "gcs_permission_denied"),
     ("Pending: ClusterQueue cq-a is inactive: Can't admit new workloads: references missing ResourceFlavor(s): [v5p-old]", "event", None, "kueue_admission_blocked"),
     ("v1.compute.instances.insert projects/p/zones/z/instances/gke-c-tpu-np-0-0a1b2c3d-abcd The reservation 'projects/p/zones/z/reservations/r1' does not have sufficient capacity for the requested resources.", "node", None, "tpu_capacity_unavailable"),
+    # second batch (h15-h24): the error before the cache, the client's copy of a sidecar error
+    ("jax.errors.JaxRuntimeError: DATA_LOSS: Unable to parse serialized executable read from the persistent compilation cache (gs://b/x/jit_step-8c41): truncated payload", "container", U, "compilation_cache_failure"),
+    ("E1126 xla_cache.cc:90] corrupt entry jit_step-1f2e found in the JAX compilation cache; giving up", "container", W, "compilation_cache_failure"),
+    ("RuntimeError: Failed to parse cached executable for jit_train_step", "container", U, "compilation_cache_failure"),
+    ("jax.errors.JaxRuntimeError: INTERNAL: Remote colocated Python execution on CPU device 0 of {host:w-0-0} failed: ModuleNotFoundError: No module named 'array_record'", "container", U, "colocated_python_failure"),
+    ("RuntimeError: colocated_python call make_shard on device 3 failed with status UNAVAILABLE", "container", U, "colocated_python_failure"),
 ]
 
 
@@ -336,6 +342,11 @@ def test_moved_case_rule_fires_on_variant(text, source, container, expected):
     ("nvme nvme0: I/O 388 QID 12 timeout, aborting", "container", W, "node_kernel_error"),
     # an IAM refusal is not worded as a scope problem (the scope pattern must not fire on plain 403s)
     ("ValueError: scope 'train' is not authorized for this op", "container", U, "gcs_permission_denied"),
+    # a cache hit, and a sidecar failing to deserialize its own function, are no cache failure
+    ("INFO:jax._src.compilation_cache:Persistent compilation cache hit for 'jit_train_step'", "container", U, "compilation_cache_failure"),
+    ("ERROR:colocated_python.server:Failed to deserialize colocated function 'make_loader_shard' (412 KiB payload)", "container", S, "compilation_cache_failure"),
+    # a colocated call that succeeded
+    ("INFO colocated_python: remote colocated Python execution of make_shard finished in 0.4 s", "container", U, "colocated_python_failure"),
 ])
 def test_moved_case_lookalike_does_not_fire(text, source, container, not_expected):
     assert not_expected not in causes(text, source, container)

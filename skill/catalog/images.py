@@ -122,6 +122,9 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
         Pattern(r"^[A-Za-z_.]*(?:Error|Exception): ", 0.6, ("container",), containers=_SIDECAR, entities=_PCN),
         Pattern(r"Traceback \(most recent call last\)", 0.4, ("container",), containers=_SIDECAR, entities=_PCN),
         Pattern(r"Colocated Python (?:function|call) \S+ (?:failed|to \S+ failed)", 0.75, ("container",), entities=("Pod", "Container")),
+        # the client's copy: the remote call on a worker's CPU device failed (with the sidecar's own error appended)
+        Pattern(r"(?i)(?:remote )?colocated[ _]python (?:execution|function|call)\b.{0,160}\bfailed", 0.75, ("container",),
+                entities=("Pod", "Container")),
     ),
     explanation="The colocated Python sidecar on {{ pod }} failed ({{ detail }}). It runs the client's pickled functions on the TPU host, so its Python, JAX and libraries must match the client's and its native code must not crash; calls to it fail while it is down.",
     explains=("user_code_error", "suspend_resume_failure", "proxy_connection_lost", "checkpoint_failure"),
