@@ -80,31 +80,38 @@ def parse_ts(value: object) -> int:
         return 0
 
 
-_MINUTES: dict[str, int] = {}  # 'YYYY-MM-DDTHH:MM' -> ns, for parse_utc
+_SECOND_NS: dict[str, int] = {}  # 'YYYY-MM-DDTHH:MM:SS' -> ns, for parse_utc
 
 
 def parse_utc(value: str) -> int:
     """A timestamp in gcloud's fixed-width UTC spelling (YYYY-MM-DDTHH:MM:SS, up to 9 fraction digits, Z) as ns,
     and 0 for any other spelling or an impossible time: parse_ts(value) if query.utc_spelled(value) else 0, for
-    the one string of every entry the index reads (the instant of each minute is computed once)."""
+    the one string of every entry the index reads (the instant of each second is computed once)."""
+    base = _SECOND_NS.get(value[:19])
+    if base is None and (base := _second_ns(value[:19])) is None:
+        return 0
     n = len(value)
-    if n < 20 or n > 30 or value[-1] != "Z" or value[16] != ":" or not value.isascii() or (n > 20 and value[19] != "."):
+    if n == 20:
+        return base if value[19] == "Z" else 0
+    frac = value[20:-1]
+    if n < 20 or n > 30 or value[19] != "." or value[-1] != "Z" or not frac.isdigit() or not frac.isascii():
         return 0
-    sec, frac = value[17:19], value[20:-1]
-    if not sec.isdigit() or sec > "59" or n > 20 and not frac.isdigit():
-        return 0
-    base = _MINUTES.get(head := value[:16])
-    if base is None:
-        if len(head) != 16 or not (head[:4] + head[5:7] + head[8:10] + head[11:13] + head[14:]).isdigit() or \
-                head[4] + head[7] + head[10] + head[13] != "--T:":
-            return 0
-        base = parse_ts(head + ":00Z")
-        if not base and head != "1970-01-01T00:00":  # 0: not a calendar time (or the epoch's own minute)
-            return 0
-        if len(_MINUTES) > 100_000:
-            _MINUTES.clear()
-        _MINUTES[head] = base
-    return base + int(sec) * 1_000_000_000 + (int(frac.ljust(9, "0")) if frac else 0)
+    return base + int(frac.ljust(9, "0"))
+
+
+def _second_ns(head: str) -> int | None:
+    """ns of 'YYYY-MM-DDTHH:MM:SS' (ASCII digits, a real calendar time), remembered; None for anything else."""
+    digits = head[:4] + head[5:7] + head[8:10] + head[11:13] + head[14:16] + head[17:19]
+    if len(head) != 19 or head[4] + head[7] + head[10] + head[13] + head[16] != "--T::" or not head.isascii() \
+            or not digits.isdigit() or head[17:19] > "59":
+        return None
+    base = parse_ts(head + "Z")
+    if not base and head != "1970-01-01T00:00:00":  # 0: not a calendar time (or the epoch itself)
+        return None
+    if len(_SECOND_NS) > 200_000:
+        _SECOND_NS.clear()
+    _SECOND_NS[head] = base
+    return base
 
 
 def _parse_ts(s: str) -> int:

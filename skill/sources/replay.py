@@ -274,17 +274,25 @@ class ReplaySource:
                 timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
             else:
                 timed = self._planned(path, idx, plans)
-            for ts, entry, plan in timed:
+            for ts, got, plan in timed:
+                # the fast reader gives the entry's bytes: parsed only when a test or an uncapped match needs it,
+                # so a line only a capped query wants (the periodic launch reports) is parsed only if it is kept
+                entry = got if type(got) is dict else None
                 for i, pred in plan:
-                    if pred is not True and not pred(entry):
-                        continue
+                    if pred is not True:
+                        if entry is None:
+                            entry = loads(got)
+                        if not pred(entry):
+                            continue
                     q = preds[i][0]
                     if q.limit is None:
+                        if entry is None:
+                            entry = loads(got)
                         yield q, entry
                         continue
                     key = ts if q.order == "desc" else -ts
                     seq += 1
-                    item = (key, seq, entry)
+                    item = (key, seq, got if entry is None else entry)
                     heap = heaps[i]
                     if len(heap) < q.limit:
                         heapq.heappush(heap, item)
@@ -292,8 +300,8 @@ class ReplaySource:
                         heapq.heapreplace(heap, item)
         for i, heap in heaps.items():
             q = preds[i][0]
-            for _, _, entry in sorted(heap, reverse=True):
-                yield q, entry
+            for _, _, kept in sorted(heap, reverse=True):
+                yield q, kept if type(kept) is dict else loads(kept)
 
 
     @staticmethod
@@ -305,27 +313,27 @@ class ReplaySource:
                 out.append((i, plan))
         return tuple(out)
 
-    def _planned(self, path: Path, idx: _FileIndex, plans: list) -> Iterator[tuple[int, dict, tuple]]:
-        """(ts, entry, [(query index, what to test)]) for the entries of a file some query may match.
+    def _planned(self, path: Path, idx: _FileIndex, plans: list) -> Iterator[tuple[int, bytes, list]]:
+        """(ts, the entry's bytes, [(query index, what to test)]) for the entries of a file some query may match.
 
         An entry whose payload is a textPayload string kept verbatim in the file (idx.text) is tested on those
         bytes by the residuals that read nothing else, and parsed only if one of them holds (or another must see it).
         """
-        reader, loads = SpanReader(path), orjson.loads
+        reader = SpanReader(path)
         try:
             for ts, a, b, r, utc, t in zip(idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.text):
                 plan = plans[r]
                 if not plan:
                     continue
                 if not utc:
-                    yield ts, loads(reader.get(a, b)), [(i, p.full) for i, p in plan]
+                    yield ts, reader.get(a, b), [(i, p.full) for i, p in plan]
                     continue
                 if t < 0:
                     todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
                     if todo:
-                        yield ts, loads(reader.get(a, b)), todo
+                        yield ts, reader.get(a, b), todo
                     continue
-                raw, text, todo = reader.get(a, b), None, []
+                (buf, at), text, todo = reader.view(a, b), None, []
                 for i, p in plan:
                     if not p.lo <= ts <= p.hi or (test := p.text) is False:
                         continue
@@ -335,11 +343,11 @@ class ReplaySource:
                         todo.append((i, True))
                     else:
                         if text is None:
-                            text = raw[t >> 32:t & 0xFFFFFFFF]
+                            text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
                         if test(text):
                             todo.append((i, True))
                 if todo:
-                    yield ts, loads(raw), todo
+                    yield ts, buf[at:at + b - a], todo
         finally:
             reader.close()
 
