@@ -204,6 +204,8 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
         return "healthy"  # restarts and failures that resolved before the steady run are not a crash loop
     if root == "hot_swap_failure" and any(p.phase == "Pending" for p in model.pods.values()):
         return "stalled"  # the replacement slice waits for a victim it cannot preempt
+    if _pending_since_last_restart(model, symptoms):
+        return "stalled"  # it restarted, and the recreated pods have waited unscheduled since: no longer a crash loop
     if "jobset_restarting" in have or model.jobset_restarts > 0 or "crashloop" in have:
         return "crashing"
     if any(c.restarts > 0 for p in model.pods.values() for c in p.containers.values()) and "container_failed" in have:
@@ -224,6 +226,18 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
         # working, e.g. a hang that blocks (megascale_abort_on_hangs=false) before or after the first step
         return "stalled"
     return "failed"
+
+
+STUCK_PENDING_NS = 5 * 60 * 1_000_000_000  # unschedulable this long after the last restart, to the end: stalled
+
+
+def _pending_since_last_restart(model: Workload, symptoms: list[Signal]) -> bool:
+    """A pod is still Pending, never ran, and the scheduler has refused pods since the last restart, for a while."""
+    if not any(p.phase == "Pending" and not p.ran for p in model.pods.values()):
+        return False
+    last_restart = max((s.ts for s in symptoms if s.target == "jobset_restarting"), default=0)
+    since = [s.ts for s in symptoms if s.target == "unschedulable" and s.ts > last_restart]
+    return bool(since) and model.now - min(since) >= STUCK_PENDING_NS
 
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:

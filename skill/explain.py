@@ -30,10 +30,14 @@ JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selecto
                 "slices_not_ready", "workload_stalled", "unknown_failure", "proxy_backend_not_registered"}
 # Classes whose bucket, when their error line does not name it, is the Pathways scratch location.
 SCRATCH_BACKED = {"gcs_scratch_misconfigured", "compilation_cache_failure"}
-_MIG = re.compile(r"instanceGroups/(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp")
+# A node pool's managed instance group, in a URL or bare (the autoscaler's error parameters): gke-<cluster>-<pool>-<8 hex>-grp
+_MIG = re.compile(r"(?:instanceGroups/|\b)(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp\b")
 _BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
 # TensorStore and the GCS JSON API name a bucket without the scheme: in GCS bucket "b", bucket 'b'.
 _BUCKET_NAMED = re.compile(r"\b[Bb]ucket [\"']([a-z0-9][a-z0-9._-]{1,220})[\"']")
+# The GCS JSON API's URL of a request on a bucket: .../storage/v1/b/<bucket>/o?... (what google-cloud-storage raises).
+_BUCKET_URL = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})")
+_SERVICE_ACCOUNT = re.compile(r"\b[a-z0-9][\w.-]{0,99}@[a-z0-9-]+(?:\.iam)?\.gserviceaccount\.com\b")
 # A GKE node (VM) name: gke-<cluster>-<pool>-<8 hex of the instance group>-<4 of the VM>.
 _GKE_VM = re.compile(r"\b(gke-[a-z0-9-]+?)-[0-9a-f]{8}-[a-z0-9]{4}\b")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
@@ -101,7 +105,7 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
             image = c.image if c else None
         return image
     if kind == "Bucket":
-        m = _BUCKET.search(r.text) or _BUCKET_NAMED.search(r.text)
+        m = _BUCKET.search(r.text) or _BUCKET_NAMED.search(r.text) or _BUCKET_URL.search(r.text)
         if not m and s.target in SCRATCH_BACKED:
             # The scratch error text often omits the bucket; the server's own --gcs_scratch_location names it.
             args = sorted(model.milestones.get("scratch_location", []), key=lambda a: (a.record.pod != r.pod, a.ts))
@@ -115,6 +119,9 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
         if mig and model.cluster and mig.startswith(f"gke-{model.cluster}-"):
             return mig[len(f"gke-{model.cluster}-"):]
         return None
+    if kind == "ServiceAccount":  # the identity the refusal names (`<sa>@<project>.iam.gserviceaccount.com does not have ...`)
+        m = _SERVICE_ACCOUNT.search(r.text)
+        return m.group(0) if m else None
     if kind == "Workload":
         return r.obj if r.kind == "Workload" else None
     return None

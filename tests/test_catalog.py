@@ -316,6 +316,17 @@ MOVED_LITERALS = [
     ("google.api_core.exceptions.Forbidden: 403 POST https://storage.googleapis.com/upload: Request had insufficient authentication scopes.", "container", U, "gcs_permission_denied"),
     ("Pending: ClusterQueue cq-a is inactive: Can't admit new workloads: references missing ResourceFlavor(s): [v5p-old]", "event", None, "kueue_admission_blocked"),
     ("v1.compute.instances.insert projects/p/zones/z/instances/gke-c-tpu-np-0-0a1b2c3d-abcd The reservation 'projects/p/zones/z/reservations/r1' does not have sufficient capacity for the requested resources.", "node", None, "tpu_capacity_unavailable"),
+    # third batch (h27-h36)
+    ("Pending: Workload namespace doesn't match ClusterQueue selector", "event", None, "kueue_admission_blocked"),
+    ("Pending: Workload namespace does not match the ClusterQueue's namespaceSelector", "event", None, "kueue_admission_blocked"),
+    ("Pending: Workload is waiting for an AdmissionCheck to become Ready", "event", None, "kueue_admission_blocked"),
+    ("FileNotFoundError: Checkpoint at gs://b/pt/run/checkpoints/12000/items not found.", "container", U, "checkpoint_failure"),
+    ("ValueError: No checkpoint found at gs://b/run/checkpoints", "container", U, "checkpoint_failure"),
+    ("[ 1863.551902] mce: Uncorrected hardware memory error in user-access at 2f8e1a000", "serial", None, "node_kernel_error"),
+    ("[ 1863.552310] Memory failure: 0x2f8e1a: Sending SIGBUS to python3:4121 due to hardware memory corruption", "serial", None, "node_kernel_error"),
+    ("E1101 tpu_chip_health.cc:214] TPU_2 (/dev/vfio/2): uncorrectable ECC error in HBM stack 1, channel 5", "container", W, "tpu_hardware_failure"),
+    ("TPU_1: chip health state HEALTHY -> FAILED (reason: HBM_UNCORRECTABLE_ECC)", "container", W, "tpu_hardware_failure"),
+    ('I1101 2291 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=3 unhealthy=1', "node", None, "tpu_hardware_failure"),
     # second batch (h15-h24): the error before the cache, the client's copy of a sidecar error
     ("jax.errors.JaxRuntimeError: DATA_LOSS: Unable to parse serialized executable read from the persistent compilation cache (gs://b/x/jit_step-8c41): truncated payload", "container", U, "compilation_cache_failure"),
     ("E1126 xla_cache.cc:90] corrupt entry jit_step-1f2e found in the JAX compilation cache; giving up", "container", W, "compilation_cache_failure"),
@@ -345,8 +356,19 @@ def test_moved_case_rule_fires_on_variant(text, source, container, expected):
     # a cache hit, and a sidecar failing to deserialize its own function, are no cache failure
     ("INFO:jax._src.compilation_cache:Persistent compilation cache hit for 'jit_train_step'", "container", U, "compilation_cache_failure"),
     ("ERROR:colocated_python.server:Failed to deserialize colocated function 'make_loader_shard' (412 KiB payload)", "container", S, "compilation_cache_failure"),
+    # a corrected machine check, a healthy device count
+    ("[  771.203118] mce: [Hardware Error]: Machine check events logged", "serial", None, "node_kernel_error"),
+    ('I1101 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=4 unhealthy=0', "node", None, "tpu_hardware_failure"),
     # a colocated call that succeeded
     ("INFO colocated_python: remote colocated Python execution of make_shard finished in 0.4 s", "container", U, "colocated_python_failure"),
 ])
 def test_moved_case_lookalike_does_not_fire(text, source, container, not_expected):
     assert not_expected not in causes(text, source, container)
+
+
+def test_an_acpi_power_off_counts_for_spot_only_on_spot_nodes():
+    # an on-demand VM stopped for maintenance powers off the same way: the match must need the spot_node fact
+    rec = Record(id="x", ts=1, source="serial", log="serialconsole.googleapis.com/serial_port_1_output",
+                 text="[ 1861.99] systemd-logind[702]: Power key pressed short.")
+    hits = [s for s in M.match(rec) if s.target == "spot_preemption"]
+    assert hits and all(s.pattern.needs == "spot_node" for s in hits)

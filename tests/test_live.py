@@ -4,70 +4,19 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 from pathlib import Path
 
 import pytest
 
 from skill.api import diagnose_replay
 from skill.errors import SourceError
-from skill.live import diagnose_live, parse_since
+from skill.live import parse_since
 from skill.records import format_ns, parse_ts
-from skill.sources.live import Limits
 from tests.conftest import CASES, expected
-from tests.fakes.kube_server import FakeKube, KubeServer, load_objects
-from tests.fakes.logging_server import FakeLogging, LoggingServer, load_entries, project_of
+from tests.fakes.live_case import LiveCase as Live
+from tests.fakes.live_case import fast
+from tests.fakes.logging_server import load_entries
 
-FAST = dict(backoff_initial_s=0.001, backoff_max_s=0.005, rate_per_minute=60_000, burst=1000)
-
-
-def fast(**kw) -> Limits:
-    return Limits(**{**FAST, **kw})
-
-
-class Live:
-    """A fixture served by both fakes, and the arguments that diagnose it live."""
-
-    def __init__(self, case: Path, entries: list[dict] | None = None):
-        self.case = case
-        self.entries = entries if entries is not None else load_entries(case)
-        self.objects = load_objects(case)
-        self.project = project_of(self.entries)
-        self.logging = FakeLogging(self.entries, project=self.project)
-        self.kube = FakeKube(self.objects)
-        times = [parse_ts(e.get("timestamp")) for e in self.entries]
-        self.start, self.end = format_ns(min(times)), format_ns(max(times))
-        first = next(e for e in self.entries if (e.get("resource") or {}).get("labels", {}).get("cluster_name"))
-        rl = first["resource"]["labels"]
-        self.cluster, self.location = rl["cluster_name"], rl.get("location", "us-east5")
-        self.jobset = _jobset(self.objects, self.entries)
-
-    def __enter__(self):
-        self._ls = LoggingServer(self.logging).__enter__()
-        self._ks = KubeServer(self.kube).__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        self._ls.__exit__(*exc)
-        self._ks.__exit__(*exc)
-
-    def diagnose(self, **kw):
-        args = dict(project=self.project, location=self.location, cluster=self.cluster, jobset=self.jobset,
-                    namespace="default", start=self.start, end=self.end, logging_endpoint=self._ls.url,
-                    kube_server=self._ks.url, limits=fast(), rng=random.Random(7))
-        args.update(kw)
-        return diagnose_live(**args)
-
-
-def _jobset(objects, entries) -> str:
-    for o in objects:
-        if o.get("kind") == "JobSet":
-            return o["metadata"]["name"]
-    for e in entries:
-        js = (e.get("labels") or {}).get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
-        if js:
-            return js
-    raise AssertionError("no jobset")
 
 
 def same(live, replay) -> None:

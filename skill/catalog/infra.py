@@ -37,9 +37,18 @@ TPU_HARDWARE_FAILURE = FailureClass(
         # The session master naming the worker and the chips that reported the error.
         Pattern(r"TPU session error .{0,160}reporting TPU chip locations are", 0.9),
         Pattern(r"Accelerator device halted prematurely", 0.5),
+        # A chip's memory failing for good: uncorrectable ECC in HBM, or the runtime's own chip-health transition.
+        Pattern(r"(?i)\buncorrectable (?:ECC|HBM(?: memory)?|memory) error\b.{0,40}(?:HBM|TPU|chip)|(?i)\bHBM\b.{0,60}\buncorrectable (?:ECC )?error",
+                0.9, ("container", "node", "serial")),
+        Pattern(r"(?i)chip health (?:state )?\S+ -> (?:FAILED|UNHEALTHY)", 0.9, ("container", "node")),
+        # kubelet's structured form: the device plugin's chips split into healthy and unhealthy.
+        Pattern(r"\"Updated allocatable\" resourceName=\"google\.com/tpu\" .{0,80}\bunhealthy=[1-9]", 0.85, ("node", "event"),
+                entities=("Node",)),
     ),
     explanation="A TPU chip on {{ node }} ({{ pod }}) reported a fatal hardware error ({{ detail }}); the other hosts' timeouts and the restarts follow from it.",
-    explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_init_failure", "host_oom", "xla_compile_error", "hbm_oom"),
+    # a withdrawn chip leaves its node short of google.com/tpu, so the restarted worker cannot be placed there again
+    explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_init_failure", "host_oom", "xla_compile_error", "hbm_oom",
+                                  "tpu_capacity_unavailable"),
     lookalikes=("megascale_hang", "tpu_init_failure"),
     fixes=_CORDON + (
         Fix("Let the job survive the next bad host: resubmit with restarts allowed (xpk --max-restarts=3) or elastic slices (--elastic-slices=1 --max-slice-restarts=2).", None, "low"),
@@ -68,6 +77,13 @@ NODE_KERNEL_ERROR = FailureClass(
                 ("serial", "node", "event"), entities=("Node",)),
         Pattern(r"node condition (?:KernelDeadlock|ReadonlyFilesystem|CperHardwareErrorFatal|XfsShutdown)=True", 0.85,
                 ("object",), entities=("Node",)),
+        # Host memory failing under a process: the machine-check handler kills whatever touched the page.
+        Pattern(r"mce: Uncorrected hardware memory error|Memory failure: \S+: Sending SIGBUS to|"
+                r"\[Hardware Error\]: .{0,60}uncorrected .{0,20}memory error", 0.9, ("serial", "node", "event"),
+                entities=("Node",), note="the host's memory failed under a process and the kernel killed it"),
+        # A corrected machine check alone says the host's memory is wearing, not that anything broke.
+        Pattern(r"mce: \[Hardware Error\]: Machine check events logged|Memory failure: \S+: recovery action .{0,40}Recovered", 0.3,
+                ("serial", "node"), entities=("Node",)),
     ),
     explanation="The kernel of {{ node }} reported a fault ({{ detail }}) that broke the pods on it.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_hardware_failure"),
@@ -114,6 +130,9 @@ SPOT_PREEMPTION = FailureClass(
         Pattern(r"Shutdown manager detected new shutdown event|Shutdown manager .{0,40}(?:shutting down|processing shutdown)",
                 0.5, ("node",), entities=("Node",), needs="spot_node"),
         Pattern(r"Shutdown manager killing pod with gracePeriod", 0.5, ("node",), entities=("Node",), needs="spot_node"),
+        # The guest's side of the ACPI power-off on the serial console (the VM is being stopped from outside).
+        Pattern(r"systemd-logind\[\d+\]: Power key pressed|ACPI: .{0,40}\bPower Button\b|System is powering down", 0.5,
+                ("serial", "node"), entities=("Node",), needs="spot_node"),
         # The pods were placed on Spot capacity (their node selector or affinity, or the node's own label).
         Pattern(r"^(?:pod node selector|pod node affinity|node label) cloud\.google\.com/gke-(?:spot|preemptible)=true", 0.3,
                 ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity"),

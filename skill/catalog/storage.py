@@ -30,9 +30,9 @@ GCS_PERMISSION_DENIED = FailureClass(
     id="gcs_permission_denied", title="An identity lacks access to a bucket", phase="start/run",
     component="IAM on Cloud Storage (node service account or Workload Identity)",
     patterns=(
-        Pattern(r"does not have storage\.[a-zA-Z]+\.[a-zA-Z]+ access", 0.95, ("container",), entities=_B),
-        Pattern(r"Permission '?storage\.[a-zA-Z]+\.[a-zA-Z]+'? denied", 0.9, ("container",), entities=_B),
-        Pattern(r"iam\.serviceAccounts\.getAccessToken'? denied", 0.95, ("container",), entities=_B),
+        Pattern(r"does not have storage\.[a-zA-Z]+\.[a-zA-Z]+ access", 0.95, ("container",), entities=_B + ("ServiceAccount",)),
+        Pattern(r"Permission '?storage\.[a-zA-Z]+\.[a-zA-Z]+'? denied", 0.9, ("container",), entities=_B + ("ServiceAccount",)),
+        Pattern(r"iam\.serviceAccounts\.getAccessToken'? denied", 0.95, ("container",), entities=_B + ("ServiceAccount",)),
         Pattern(r"Unable to generate access token; IAM returned (?:403|404)", 0.9, ("container",), entities=_B),
         # The node's OAuth access scopes (not IAM) refuse the call: e.g. the default devstorage.read_only scope on a write.
         Pattern(r"Provided scope\(s\) are not authorized|ACCESS_TOKEN_SCOPE_INSUFFICIENT|[Rr]equest had insufficient authentication scopes",
@@ -76,6 +76,10 @@ CHECKPOINT_FAILURE = FailureClass(
         Pattern(r"^orbax\.checkpoint\.(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception):", 0.9, ("container",), entities=("Pod", "Container")),
         Pattern(r"Checkpoint for step \d+ already exists", 0.9, ("container",), entities=("Pod", "Container"),
                 note="the checkpoint directory already holds this step (a reused directory with restore off)"),
+        # The step asked for is not there (pruned by max_to_keep, never finished, or a wrong path): Orbax's own wording.
+        Pattern(r"(?:FileNotFoundError|ValueError|NotFoundError): (?:No )?[Cc]heckpoint (?:at|for step \d+ at|found at) \S+(?: not found| does not exist)?",
+                0.85, ("container",), entities=("Pod", "Container", "Bucket"),
+                note="the checkpoint step the run restores from does not exist"),
         # Orbax frames in a traceback only support the exception line that ends it.
         Pattern(r"File \"[^\"]*/orbax/checkpoint/[^\"]*\", line \d+", 0.3, ("container",), entities=("Pod", "Container")),
     ),
@@ -84,7 +88,7 @@ CHECKPOINT_FAILURE = FailureClass(
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Read the full Orbax error in the client log.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
-        Fix("{% if 'already exists' in evidence_text %}Orbax will not overwrite a step that is already in the checkpoint directory: this run writes into a directory that holds an earlier run's steps (same run name or path) while it trains from scratch (restore turned off). Either resume from the directory (turn restore back on so the manager starts from latest_step()), or give the run a new checkpoint directory / run name; delete the old steps only if they are not needed.{% elif 'local file' in evidence_text %}The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).{% else %}Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.{% endif %}", None, "low"),
+        Fix("{% if 'already exists' in evidence_text %}Orbax will not overwrite a step that is already in the checkpoint directory: this run writes into a directory that holds an earlier run's steps (same run name or path) while it trains from scratch (restore turned off). Either resume from the directory (turn restore back on so the manager starts from latest_step()), or give the run a new checkpoint directory / run name; delete the old steps only if they are not needed.{% elif 'local file' in evidence_text %}The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).{% elif 'not found' in evidence_text or 'does not exist' in evidence_text %}The run restores from a checkpoint step that is not there (pruned by max_to_keep, never finished, or a wrong path): list the steps that exist under the checkpoint directory and point the restore at one of them (MaxText: load_parameters_path=<dir>/<step>/items or load_full_state_path; Orbax: CheckpointManager.latest_step()), or keep the steps a later run needs (max_to_keep / keep_period).{% else %}Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.{% endif %}", None, "low"),
         Fix("List the checkpoint steps Orbax can see and whether each step finished (a committed step has its _CHECKPOINT_METADATA; *.orbax-checkpoint-tmp-* are unfinished saves).",
             "gcloud storage ls '<checkpoint_dir>/*/_CHECKPOINT_METADATA'", "read-only"),
         Fix("Restore from the latest complete step (CheckpointManager.latest_step() / all_steps()), not a step recorded elsewhere; delete or move aside an incomplete step directory so it is not picked up again.", None, "low"),

@@ -37,6 +37,12 @@ class LiveCase:
         self.cluster, self.location = rl["cluster_name"], rl.get("location", "us-east5")
         self.jobset = next((o["metadata"]["name"] for o in self.objects if o.get("kind") == "JobSet"), None) or next(
             e["labels"][JOBSET_LABEL] for e in self.entries if JOBSET_LABEL in (e.get("labels") or {}))
+        # what an engineer would pass as --namespace: the JobSet's, else its pods' (most cases run in default)
+        self.namespace = next((o["metadata"].get("namespace") for o in self.objects if o.get("kind") == "JobSet"
+                               and o["metadata"].get("namespace")), None) or next(
+            (e["resource"]["labels"]["namespace_name"] for e in self.entries
+             if (e.get("resource") or {}).get("type") == "k8s_container"
+             and (e.get("labels") or {}).get(JOBSET_LABEL) == self.jobset), "default")
 
     def __enter__(self):
         self._ls = LoggingServer(self.logging).__enter__()
@@ -57,7 +63,7 @@ class LiveCase:
 
     def args(self, **kw) -> dict:
         args = dict(project=self.project, location=self.location, cluster=self.cluster, jobset=self.jobset,
-                    namespace="default", start=self.start, end=self.end, logging_endpoint=self._ls.url,
+                    namespace=self.namespace, start=self.start, end=self.end, logging_endpoint=self._ls.url,
                     kube_server=self._ks.url, limits=fast(), rng=random.Random(7))
         args.update(kw)
         return args
