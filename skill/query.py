@@ -36,6 +36,7 @@ from urllib.parse import unquote
 import re2
 
 from .errors import FilterSyntaxError
+from .literals import screened
 
 __all__ = ["And", "Call", "Compare", "Node", "Not", "Or", "Restriction", "SEVERITY", "compile_filter",
            "compile_route_filter", "escape",
@@ -526,7 +527,7 @@ def _regex_bytes_test(rx: Any, want: bool) -> Callable[[bytes], bool]:
         search = rx.search
         return lambda b: (search(b.decode()) is not None) == want
     match = raw.Match
-    return lambda b: (match(anchor, b, 0, len(b))[0][0] != -1) == want
+    return screened(lambda b: (match(anchor, b, 0, len(b))[0][0] != -1) == want, rx.pattern, want)
 
 
 def _compare(c: Compare) -> Predicate:
