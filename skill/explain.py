@@ -142,8 +142,14 @@ MAX_SUPPORT = 2
 
 def _support(root: Hypo) -> list[Signal]:
     """The root's supporting facts (Pattern.support): object facts, and lines close to the root cause in time."""
+    where = {(_pod_of(s), _node_of(s)) for s in _primary(root)[:1]}
+    pod, node = next(iter(where), (None, None))
+
+    def precursor(s: Signal) -> bool:  # the quiet early warning on the same host, however long before
+        return s.ts <= root.first_ts and ((pod and _pod_of(s) == pod) or (node and _node_of(s) == node))
+
     near = [s for s in root.signals if s.pattern.support
-            and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS)]
+            and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS or precursor(s))]
     return sorted(_diverse(near), key=lambda s: s.ts)[:MAX_SUPPORT]
 
 
@@ -206,6 +212,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
     evidence_text = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
     sa = re.search(r"([\w.-]+@[\w.-]+\.gserviceaccount\.com) does not have", evidence_text)
+    client_py, sidecar_py = _python_versions(model, user_container)
     # The API server's validation error names the field and why: `<Kind> "<name>" is invalid: <field path>: <reason>`
     invalid = re.search(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})", evidence_text)
     return {
@@ -217,6 +224,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
         "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
         "principal": sa.group(1) if sa else "The workload's identity", "detail": detail, "evidence_text": evidence_text,
+        "client_python": client_py, "sidecar_python": sidecar_py,
         "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
         "expected_rm_address": f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001",
         "finished": _finished(model, user_container),
@@ -224,6 +232,18 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
                                   else f"a process in {pod}")),
     }
+
+
+def _python_versions(model: Workload, user_container: str) -> tuple[str, str]:
+    """The Python (major.minor) the client on the head and the colocated sidecars report at start-up, "" if unknown."""
+    client = sidecar = ""
+    for s in sorted(model.milestones.get("python_version", []), key=lambda s: s.ts):
+        r = s.record
+        if r.container == user_container and r.pod == model.head_pod:
+            client = client or s.groups.get("version", "")
+        elif r.container == "colocated-python-sidecar":
+            sidecar = sidecar or s.groups.get("version", "")
+    return client, sidecar
 
 
 def _finished(model: Workload, user_container: str) -> str:

@@ -327,6 +327,11 @@ MOVED_LITERALS = [
     ("E1101 tpu_chip_health.cc:214] TPU_2 (/dev/vfio/2): uncorrectable ECC error in HBM stack 1, channel 5", "container", W, "tpu_hardware_failure"),
     ("TPU_1: chip health state HEALTHY -> FAILED (reason: HBM_UNCORRECTABLE_ECC)", "container", W, "tpu_hardware_failure"),
     ('I1101 2291 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=3 unhealthy=1', "node", None, "tpu_hardware_failure"),
+    # fourth batch (h37-h48)
+    ("E1101 tpu_chip_monitor.cc:288] [/dev/vfio/3 TPU3(1,1,0)] Uncorrectable VMEM ECC error on TensorCore 0 (bank 11); chip state HEALTHY -> FAILED", "container", W, "tpu_hardware_failure"),
+    ("INTERNAL: Program jit_train_step failed on TPU3(1,1,0): chip in FAILED state after uncorrectable memory error", "container", W, "tpu_hardware_failure"),
+    ('ValueError: Error writing "opt_state.mu/c/7.0.3" in OCDBT database at local file "/mnt/ckpt/1500.orbax-checkpoint-tmp-1/state/": Error writing local file "/mnt/ckpt/x": [OS error 28: No space left on device]', "container", U, "checkpoint_failure"),
+    ('ValueError: Error writing "params.w/0.0" in zarr3 array at gs://b/ckpt/10/state: DEADLINE_EXCEEDED', "container", U, "checkpoint_failure"),
     # second batch (h15-h24): the error before the cache, the client's copy of a sidecar error
     ("jax.errors.JaxRuntimeError: DATA_LOSS: Unable to parse serialized executable read from the persistent compilation cache (gs://b/x/jit_step-8c41): truncated payload", "container", U, "compilation_cache_failure"),
     ("E1126 xla_cache.cc:90] corrupt entry jit_step-1f2e found in the JAX compilation cache; giving up", "container", W, "compilation_cache_failure"),
@@ -359,6 +364,11 @@ def test_moved_case_rule_fires_on_variant(text, source, container, expected):
     # a corrected machine check, a healthy device count
     ("[  771.203118] mce: [Hardware Error]: Machine check events logged", "serial", None, "node_kernel_error"),
     ('I1101 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=4 unhealthy=0', "node", None, "tpu_hardware_failure"),
+    # correctable errors alone prove nothing; an uncorrectable host memory error is the kernel's, not a chip's
+    ("W tpu_chip_monitor.cc:231] [/dev/vfio/3 TPU3] Correctable VMEM ECC errors: 14 in the last 60s", "container", W, "tpu_hardware_failure"),
+    ("[ 1863.55] mce: Uncorrected hardware memory error in user-access at 2f8e1a000", "serial", None, "tpu_hardware_failure"),
+    # a full disk that is not the checkpoint's
+    ("OSError: [Errno 28] No space left on device: '/tmp/profile/trace.json.gz'", "container", U, "checkpoint_failure"),
     # a colocated call that succeeded
     ("INFO colocated_python: remote colocated Python execution of make_shard finished in 0.4 s", "container", U, "colocated_python_failure"),
 ])

@@ -38,9 +38,14 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"TPU session error .{0,160}reporting TPU chip locations are", 0.9),
         Pattern(r"Accelerator device halted prematurely", 0.5),
         # A chip's memory failing for good: uncorrectable ECC in HBM, or the runtime's own chip-health transition.
-        Pattern(r"(?i)\buncorrectable (?:ECC|HBM(?: memory)?|memory) error\b.{0,40}(?:HBM|TPU|chip)|(?i)\bHBM\b.{0,60}\buncorrectable (?:ECC )?error",
+        # (any on-chip memory: HBM, VMEM, SRAM), named with the chip or core it is on, before or after
+        Pattern(r"(?i)\buncorrectable (?:\w+ )?(?:ECC|memory) error\b.{0,60}(?:HBM|VMEM|TPU|chip|TensorCore)|"
+                r"(?i)\b(?:HBM|VMEM|TPU\d*|TensorCore)\b.{0,120}\buncorrectable (?:\w+ )?(?:ECC |memory )?error",
                 0.9, ("container", "node", "serial")),
-        Pattern(r"(?i)chip health (?:state )?\S+ -> (?:FAILED|UNHEALTHY)", 0.9, ("container", "node")),
+        Pattern(r"(?i)chip (?:health )?(?:state )?\S+ -> (?:FAILED|UNHEALTHY)|chip in FAILED state", 0.9, ("container", "node")),
+        # Correctable errors climbing on one chip: the early warning, support only.
+        Pattern(r"(?i)\bcorrectable (?:\w+ )?ECC errors?: \d+", 0.3, ("container", "node"), support=True,
+                note="correctable memory errors were climbing on the chip"),
         # kubelet's structured form: the device plugin's chips split into healthy and unhealthy.
         Pattern(r"\"Updated allocatable\" resourceName=\"google\.com/tpu\" .{0,80}\bunhealthy=[1-9]", 0.85, ("node", "event"),
                 entities=("Node",)),
@@ -67,6 +72,9 @@ NODE_KERNEL_ERROR = FailureClass(
         Pattern(r"BUG: unable to handle (?:kernel )?(?:NULL pointer dereference|paging request)|Kernel panic|kernel BUG at", 0.9,
                 ("serial", "node"), entities=("Node",)),
         Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",)),
+        # CPU lockups and RCU stalls: the kernel's watchdogs saying the host stopped scheduling.
+        Pattern(r"watchdog: BUG: soft lockup|NMI watchdog: .{0,40}hard LOCKUP|rcu_(?:sched|preempt) (?:self-)?detected (?:stall|stalls)",
+                0.85, ("serial", "node", "event"), entities=("Node",)),
         Pattern(r"\[Hardware Error\]: event severity: (?:fatal|recoverable)|PCIe Bus Error: severity=Uncorrected|AER: .{0,40}Uncorrected",
                 0.9, ("serial", "node", "event"), entities=("Node",)),
         # A local disk (NVMe SSD, persistent disk) that stops completing I/O: the usual start of hung tasks on the host.

@@ -66,6 +66,9 @@ MILESTONES = (
     Milestone("scratch_location", "the Pathways GCS scratch location a server was started with",
               Pattern(r"--gcs_scratch_location=(?P<bucket>gs://[^'\"\s]+)", 1.0,
                       containers=("pathways-rm", "pathways-proxy", "pathways-worker"))),
+    # The Python a container's process reports at start-up (a banner, or a sidecar's "serving ... (Python 3.12.7, ...)").
+    Milestone("python_version", "the Python version a container runs",
+              Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0)),
     Milestone("client_backend", "client detected the Pathways backend",
               Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True)),
     # The Pathways executor's periodic report on a worker: the program is running on the TPUs even when the client
