@@ -9,6 +9,7 @@ import re2
 
 from .catalog import CLASSES, MILESTONES, SYMPTOMS
 from .catalog.types import Pattern
+from .query import RE2_MAX_MEM
 from .records import Record
 
 
@@ -46,11 +47,15 @@ class Matcher:
         for sym in SYMPTOMS:
             self._entries += [("symptom", sym.id, p) for p in sym.patterns]
         self._entries += [("milestone", m.id, m.pattern) for m in MILESTONES]
-        self._set = re2.Set.SearchSet()
+        # RE2::Set reports "no match" when its DFA runs out of memory (the binding cannot tell that from a real miss),
+        # so it gets the same room as the filter regexes: ~300 patterns share one DFA.
+        opts = re2.Options()
+        opts.max_mem = RE2_MAX_MEM
+        self._set = re2.Set.SearchSet(opts)
         for _, _, p in self._entries:
             self._set.Add(_prepare(p.regex))
         self._set.Compile()
-        self._compiled = [re2.compile(_prepare(p.regex)) for _, _, p in self._entries]
+        self._compiled = [re2.compile(_prepare(p.regex), options=opts) for _, _, p in self._entries]
 
     def match(self, rec: Record) -> list[Signal]:
         hits = self._set.Match(rec.text)

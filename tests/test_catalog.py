@@ -382,3 +382,19 @@ def test_an_acpi_power_off_counts_for_spot_only_on_spot_nodes():
                  text="[ 1861.99] systemd-logind[702]: Power key pressed short.")
     hits = [s for s in M.match(rec) if s.target == "spot_preemption"]
     assert hits and all(s.pattern.needs == "spot_node" for s in hits)
+
+
+def test_the_pattern_set_agrees_with_each_pattern_on_long_and_real_lines():
+    """The one-pass RE2 set must find what each pattern finds on its own: a set whose DFA ran out of memory would
+    silently say "no match". Real lines of a case, and long lines with a signature at the far end."""
+    import json as _json
+
+    from tests.conftest import FIXTURES
+
+    texts = [e.get("textPayload") or "" for e in _json.loads((FIXTURES / "case-001" / "logs.json").read_text())]
+    tail = "E0101 tpu_chip_monitor.cc:1] TPU3: uncorrectable HBM ECC error; chip state HEALTHY -> FAILED"
+    texts += [("I0101 worker.cc:1] step ok " * 40_000) + tail, ("é" * 300_000) + "\n" + tail]
+    for text in texts:
+        got = set(M._set.Match(text) or ())
+        want = {i for i, rx in enumerate(M._compiled) if rx.search(text)}
+        assert got == want, (text[-120:], sorted(got ^ want))
