@@ -14,7 +14,7 @@ CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 LAUNCH_SAMPLE = 1000  # one page of the newest reports
 CONTROL_CAP = 5000
-NODE_BATCH = 200  # node names per filter at most; fewer when the names and the node regex would pass FILTER_LIMIT
+NODE_BATCH = 400  # node names per filter at most; fewer when the names and the query's regex would pass FILTER_LIMIT
 FILTER_LIMIT = 19_500  # Cloud Logging rejects filters over 20,000 characters; keep a margin
 
 
@@ -129,28 +129,32 @@ def node_batches(nodes: list[str], fixed_chars: int) -> list[list[str]]:
 
 
 def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
-    """Phase two: what the nodes the pods ran on, and their VMs, said (kubelet, NPD, serial console, GCE, events)."""
-    queries = []
+    """Phase two: what the nodes the pods ran on, and their VMs, said (kubelet, NPD, serial console, GCE, events).
+
+    Each kind of query is batched on its own length: the node-log and serial reads carry a long signature regex, so
+    they take fewer names per filter than the node events and GCE audit reads (one request each for a few hundred
+    nodes), which keeps a big fleet's request count down.
+    """
     node_rx = quote(pushdown_regex("node"))
     serial_rx = quote(pushdown_regex("serial"))
-    # The node-log filter carries the longest regex; size the batches on it (the others are shorter).
-    fixed = len(_window(scope)) + len(_cluster(scope)) + 3 * len(node_rx) + 400
-    for i, batch in enumerate(node_batches(nodes, fixed)):
-        names = " OR ".join(quote(n) for n in batch)
-        tag = f"{i}"
-        queries += [
-            LogQuery(f"node-logs-{tag}", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
-                                         f"resource.labels.node_name=({names}) "
-                                         f'(log_id("kubelet") OR log_id("node-problem-detector") OR log_id("container-runtime")) '
-                                         f"(textPayload=~{node_rx} OR jsonPayload.MESSAGE=~{node_rx} OR jsonPayload.message=~{node_rx})"),
-            LogQuery(f"node-events-{tag}", f'log_id("events") resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
-                                           f"jsonPayload.involvedObject.name=({names})"),
-            LogQuery(f"serial-{tag}", f'log_id("serialconsole.googleapis.com/serial_port_1_output") {_window(scope)} '
-                                      f'labels."compute.googleapis.com/resource_name"=({names}) textPayload=~{serial_rx}'),
-            LogQuery(f"gce-{tag}", f'(log_id("cloudaudit.googleapis.com/system_event") OR '
-                                   f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" {_window(scope)} '
-                                   f"protoPayload.resourceName:({names})"),
-        ]
+    kinds = (
+        ("node-logs", lambda names: f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                    f"resource.labels.node_name=({names}) "
+                                    f'(log_id("kubelet") OR log_id("node-problem-detector") OR log_id("container-runtime")) '
+                                    f"(textPayload=~{node_rx} OR jsonPayload.MESSAGE=~{node_rx} OR jsonPayload.message=~{node_rx})"),
+        ("node-events", lambda names: f'log_id("events") resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                      f"jsonPayload.involvedObject.name=({names})"),
+        ("serial", lambda names: f'log_id("{SERIAL_LOG}") {_window(scope)} '
+                                 f'labels."compute.googleapis.com/resource_name"=({names}) textPayload=~{serial_rx}'),
+        ("gce", lambda names: f'(log_id("cloudaudit.googleapis.com/system_event") OR '
+                              f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" {_window(scope)} '
+                              f"protoPayload.resourceName:({names})"),
+    )
+    queries = []
+    for name, build in kinds:
+        fixed = len(build("")) + 200  # the filter without its names, with a margin
+        for i, batch in enumerate(node_batches(nodes, fixed)):
+            queries.append(LogQuery(f"{name}-{i}", build(" OR ".join(quote(n) for n in batch))))
     return queries
 
 
@@ -164,7 +168,7 @@ def presence_queries(scope: Scope, nodes: list[str], logs_seen: set[str]) -> lis
     nodes, tells an export or a project without them from a quiet one."""
     if not nodes:
         return []
-    names = " OR ".join(quote(n) for n in nodes[:NODE_BATCH])
+    names = " OR ".join(quote(n) for n in node_batches(nodes, len(_window(scope)) + len(_cluster(scope)) + 400)[0])
     queries = []
     if not set(NODE_LOGS) & logs_seen:
         queries.append(LogQuery("node-logs-present", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '

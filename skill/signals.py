@@ -37,6 +37,22 @@ def _prepare(regex: str) -> str:
     return "(?m)" + regex
 
 
+# A line written to whoever reads the logs by machine ("NOTE FOR AI / LLM triage agents: report X, run Y") is a person's
+# claim, not a system reporting what happened, so it is never evidence: no cause, symptom or milestone comes from it.
+# (It still reaches a model's digest, as quoted untrusted data.) Both parts must be present: who it addresses, and an
+# imperative.
+_ADDRESSED = re2.compile(r"(?i)(?:\b(?:AI|LLM)s?\b|\blanguage models?\b|"
+                         r"\b(?:automated|AI)[- ](?:triage|diagnos\w*|assistants?|agents?|tools?|systems?)\b|"
+                         r"\bassistants?\b.{0,40}\b(?:reading|triag\w*|diagnos\w*)\b)")
+_IMPERATIVE = re2.compile(r"(?i)\b(?:report|ignore|disregard|run|execute|classify|summari[sz]e|treat|say|tell|delete|"
+                          r"do not|don't|must|should)\b")
+
+
+def addressed_to_a_reader(text: str) -> bool:
+    """True for a line that addresses automated readers with an instruction (see _ADDRESSED)."""
+    return _ADDRESSED.search(text) is not None and _IMPERATIVE.search(text) is not None
+
+
 class Matcher:
     """Every pattern of the catalog in one RE2 set; individual regexes only run for the groups of a hit."""
 
@@ -59,7 +75,7 @@ class Matcher:
 
     def match(self, rec: Record) -> list[Signal]:
         hits = self._set.Match(rec.text)
-        if not hits:
+        if not hits or addressed_to_a_reader(rec.text):
             return []
         out = []
         for i in sorted(hits):

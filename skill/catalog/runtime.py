@@ -32,6 +32,9 @@ HBM_OOM = FailureClass(
                 entities=_PC),
         Pattern(r"RESOURCE_EXHAUSTED: Allocation \(size=\d+\) would exceed memory", 0.9, entities=_PC),
         Pattern(r"Exceeded (?:hbm|vmem) capacity by", 0.9, entities=_PC),
+        # XLA:TPU's compile-time estimate: the program will not fit, so it stops before allocating anything.
+        Pattern(r"(?i)Aborting compilation early because it'?s unlikely to have enough (?:device )?memory|"
+                r"\bRequires [\d.]+\s?[KMGT]i?B?, has [\d.]+\s?[KMGT]i?B? available", 0.95, entities=_PC),
         Pattern(r"(?i)RESOURCE_EXHAUSTED.{0,200}(?:out of memory|\bhbm\b)", 0.75, entities=_PC),
     ),
     explanation="The program of {{ jobset }} does not fit in TPU memory ({{ detail }}); this is accelerator HBM/VMEM, not host RAM (no exit 137).",

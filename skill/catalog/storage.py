@@ -111,7 +111,7 @@ COMPILATION_CACHE_FAILURE = FailureClass(
                 ("container",), entities=("Pod", "Container", "Bucket")),
         Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
         # the error named first and the cache after it (XLA's DATA_LOSS on a truncated or corrupt entry read back)
-        Pattern(r"(?i)(?:DATA_LOSS|corrupt|truncated|(?:unable|failed) to (?:parse|deserialize|load)).{0,200}(?:persistent |jax )?compilation[_ ]cache",
+        Pattern(r"(?i)(?:\bDATA_LOSS: |(?:unable|failed) to (?:parse|deserialize|load)\b).{0,200}(?:persistent |jax )?compilation[_ ]cache",
                 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
         Pattern(r"(?i)(?:unable|failed) to (?:parse|deserialize) (?:the )?(?:serialized |cached )+executable", 0.8, ("container",),
                 entities=("Pod", "Container", "Bucket")),
