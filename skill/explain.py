@@ -65,7 +65,10 @@ def _primary(root: Hypo) -> list[Signal]:
     client = [s for s in strong if s not in same and s.record.source == "container" and s.record.pod
               and "-pathways-head-" in s.record.pod and s.record.container not in PATHWAYS_CONTAINERS
               and s.pattern.regex in {x.pattern.regex for x in same}]
-    return (same or strong[:1]) + client[:1]
+    # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
+    client.sort(key=lambda s: s.ts)
+    picked = client[:1] + [client[-1]] if client and client[-1].record.pod != client[0].record.pod else client[:1]
+    return (same or strong[:1]) + picked
 
 
 def _pod_of(s: Signal) -> str | None:
