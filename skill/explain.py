@@ -315,10 +315,10 @@ def data_gaps(a: Analysis) -> list[str]:
     if not serial and a.verdict.failure_class in ("unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"):
         gaps.append("no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked")
     scaler = any("cluster-autoscaler" in log for log in m.logs_seen)
-    if not scaler and BY_ID[a.verdict.failure_class].phase == "scheduling":
+    if not scaler and (BY_ID[a.verdict.failure_class].phase == "scheduling" or a.verdict.failure_class == "head_pod_evicted"):
         gaps.append("no cluster autoscaler visibility log (container.googleapis.com/cluster-autoscaler-visibility): "
-                    "whether a scale-up was tried and why it failed (quota, stockout, reservation) is taken from events "
-                    "only")
+                    "whether a scale-up was tried and why it failed (quota, stockout, reservation), or why a node was "
+                    "scaled down, is taken from events only")
     audit = any(log.startswith("cloudaudit.googleapis.com") for log in m.logs_seen)
     if not audit and a.verdict.failure_class in ("spot_preemption", "host_maintenance", "node_lost"):
         gaps.append("no Compute Engine audit logs (cloudaudit.googleapis.com/system_event): whether the VM was preempted, "

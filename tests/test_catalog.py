@@ -328,6 +328,8 @@ MOVED_LITERALS = [
     ("TPU_1: chip health state HEALTHY -> FAILED (reason: HBM_UNCORRECTABLE_ECC)", "container", W, "tpu_hardware_failure"),
     ('I1101 2291 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=3 unhealthy=1', "node", None, "tpu_hardware_failure"),
     # fifth batch (h49-h60)
+    ('ValueError: RESOURCE_EXHAUSTED: Error writing "params.w/.zarray" in "gs://b/run/checkpoints/1000.orbax-checkpoint-tmp-1/state/": HTTP response code: 429', "container", U, "checkpoint_failure"),
+    ("I1202 grpc_service_impl.cc:151] Only one client session is supported; cancelling active session 1 from 10.0.0.2:51420", "container", "pathways-proxy", "proxy_connection_lost"),
     ("E1101 tpu_compilation_service.cc:640] Compilation of jit_step failed: RESOURCE_EXHAUSTED: Aborting compilation early because it's unlikely to have enough device memory. Requires 47.18G, has 31.25G available.", "container", W, "hbm_oom"),
     ("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Requires 12.5G, has 8.0G available.", "container", U, "hbm_oom"),
     # fourth batch (h37-h48)

@@ -165,6 +165,9 @@ PROXY_CONNECTION_LOST = FailureClass(
         Pattern(r"IFRT proxy session \S+ from (?P<peer>\S+) (?:replaces|supersedes|takes over) (?:the )?active session", 0.85,
                 ("container",), containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container")),
+        # The proxy's side: a new client connected, and the proxy cancels the session it had.
+        Pattern(r"(?i)only one (?:client )?session is supported; cancell?ing (?:the )?active session", 0.85, ("container",),
+                containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container")),
         # Kubernetes audit: someone port-forwarded to the head (a second client, e.g. a notebook). Normal on its own; it
         # names who opened the session that took over.

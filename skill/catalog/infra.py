@@ -189,6 +189,9 @@ HEAD_POD_EVICTED = FailureClass(
                 r'.*?"mig":\{[^}]*\},"name":"(?P<node>[^"]+)"', 0.9, ("event",),
                 logs=("container.googleapis.com/cluster-autoscaler",), entities=("Pod", "Node"),
                 note="the cluster autoscaler decided to remove the head's node, evicting the head"),
+        # Compute Engine deleting the node's VM from its instance group (the autoscaler's scale-down carried out).
+        Pattern(r"compute\.instanceGroupManagers\.deleteInstances", 0.3, ("node",), logs=("cloudaudit.googleapis.com",),
+                entities=("Node",), support=True, note="the node's VM was deleted from its instance group"),
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
         # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.

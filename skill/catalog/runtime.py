@@ -122,6 +122,9 @@ MEGASCALE_HANG = FailureClass(
         Pattern(r"Megascale detects a hang but cannot determine the root cause", 0.9, entities=_PJ),
         Pattern(r"Megascale detects a hang", 0.85, check=_not_bad_chips, entities=_PJ),
         Pattern(r"HANG_DETECTED", 0.8, check=_not_bad_chips, entities=_PJ),
+        # A cross-slice transfer outstanding for a long time before the detector fires: the early sign, support only.
+        Pattern(r"(?:Receive|Send|Transfer) of \S+ .{0,120}\boutstanding for \d+s", 0.3, support=True, entities=_PJ,
+                note="a DCN transfer between slices was outstanding before the hang was reported"),
         # The detector's digest that follows: which tasks are blocked where, and which ones are behind.
         Pattern(r"Hang digest: .{0,200}\btasks? (?:are|is) (?:blocked|still|waiting)", 0.8, check=_not_bad_chips, entities=_PJ),
         Pattern(r"Potential cause: (?P<cause>INCONSISTENT_TPU_PROGRAM|UNKNOWN|[A-Z_]*HANG[A-Z_]*)", 0.8, entities=_PJ),
