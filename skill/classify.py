@@ -272,7 +272,9 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     elif failure_syms and not model.condition("Completed"):  # a finished JobSet SIGTERMs what still runs (143)
         fatal = _first_fatal(symptoms)
         located = fatal or sorted(failure_syms, key=lambda s: s.ts)
-        root = Hypo("unknown_failure", 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160])
+        # the container whose line is the first fatal one is what to read next, with its pod and node
+        root = Hypo("unknown_failure", 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160],
+                    entity_kinds=("Pod", "Container", "Node"))
         confidence = 0.5
     else:
         root = Hypo("no_failure_detected", 0.9 if act else 0.6, [], 0)

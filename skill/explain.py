@@ -28,6 +28,8 @@ SPREAD = {"tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_misma
 JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selector_mismatch", "ifrt_version_mismatch",
                 "tpu_capacity_unavailable", "tpu_quota_exceeded", "kueue_admission_blocked", "jobset_rejected",
                 "slices_not_ready", "workload_stalled", "unknown_failure", "proxy_backend_not_registered"}
+# Classes whose cause is a VM that went away: their evidence (GCE audit, node events) names the node, not its pods.
+NODE_LEVEL = {"node_lost", "host_maintenance", "spot_preemption"}
 # Classes whose bucket, when their error line does not name it, is the Pathways scratch location.
 SCRATCH_BACKED = {"gcs_scratch_misconfigured", "compilation_cache_failure"}
 # A node pool's managed instance group, in a URL or bare (the autoscaler's error parameters): gke-<cluster>-<pool>-<8 hex>-grp
@@ -89,6 +91,12 @@ def entities(model: Workload, root: Hypo) -> list[Entity]:
             name = _entity_name(kind, s, r, node, model)
             if name:
                 out.setdefault((kind, name), None)
+    if root.failure_class in NODE_LEVEL and not any(k == "Pod" for k, _ in out):
+        # a VM that went away: name the JobSet's pods that ran on it (the workers that died with it)
+        for kind, name in list(out):
+            if kind == "Node":
+                for pod in sorted(p.name for p in model.pods.values() if p.node == name)[:2]:
+                    out.setdefault(("Pod", pod), None)
     if root.failure_class in JOBSET_LEVEL and model.jobset:
         out.setdefault(("JobSet", model.jobset), None)
     return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]

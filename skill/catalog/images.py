@@ -65,8 +65,9 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
     id="proxy_backend_not_registered", title="JAX_PLATFORMS=proxy but the proxy backend is not registered", phase="connect",
     component="JAX client (pathwaysutils)",
     patterns=(
-        Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container")),
-        Pattern(r"Unknown backend:? '?proxy'?", 0.8, ("container",), entities=("Pod", "Container")),
+        # the client's image lacks what registers the backend (pathwaysutils): the image is what to fix
+        Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container", "Image")),
+        Pattern(r"Unknown backend:? '?proxy'?", 0.8, ("container",), entities=("Pod", "Container", "Image")),
     ),
     explanation="The client in {{ pod }} sets JAX_PLATFORMS=proxy but the proxy backend was never registered: pathwaysutils is missing or pathwaysutils.initialize() ran after the first JAX call.",
     explains=("user_code_error",),
