@@ -327,6 +327,8 @@ MOVED_LITERALS = [
     ("E1101 tpu_chip_health.cc:214] TPU_2 (/dev/vfio/2): uncorrectable ECC error in HBM stack 1, channel 5", "container", W, "tpu_hardware_failure"),
     ("TPU_1: chip health state HEALTHY -> FAILED (reason: HBM_UNCORRECTABLE_ECC)", "container", W, "tpu_hardware_failure"),
     ('I1101 2291 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=3 unhealthy=1', "node", None, "tpu_hardware_failure"),
+    # sixth batch (h61-h72)
+    ("jax.errors.JaxRuntimeError: UNIMPLEMENTED: IFRT proxy client could not settle on a common protocol version with the server", "container", U, "ifrt_version_mismatch"),
     # fifth batch (h49-h60)
     ('ValueError: RESOURCE_EXHAUSTED: Error writing "params.w/.zarray" in "gs://b/run/checkpoints/1000.orbax-checkpoint-tmp-1/state/": HTTP response code: 429', "container", U, "checkpoint_failure"),
     ("I1202 grpc_service_impl.cc:151] Only one client session is supported; cancelling active session 1 from 10.0.0.2:51420", "container", "pathways-proxy", "proxy_connection_lost"),

@@ -47,10 +47,13 @@ IFRT_VERSION_MISMATCH = FailureClass(
     component="JAX client (IFRT proxy client) vs pathways proxy_server image",
     patterns=(
         Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container")),
+        Pattern(r"(?i)(?:could not|couldn't|failed to|unable to) (?:settle on|agree on|negotiate) (?:a |the )?(?:common )?"
+                r"(?:IFRT )?(?:proxy )?protocol version", 0.95, ("container",), entities=("Pod", "Container")),
         Pattern(r"IFRT [Pp]roxy.{0,80}(?:protocol version|version mismatch|unsupported version)", 0.8, ("container",),
                 entities=("Pod", "Container")),
+        # the proxy's side names the server build to change: its image
         Pattern(r"no overlap between client protocol versions \[[\d, ]+\] and server versions", 0.9, ("container",),
-                containers=("pathways-proxy",), entities=("Pod", "Container")),
+                containers=("pathways-proxy",), entities=("Pod", "Container", "Image")),
     ),
     explanation="The client's jax/jaxlib (which carries the IFRT proxy client) and the proxy_server image of {{ jobset }} speak different protocol versions ({{ detail }}); the connection works but the handshake fails.",
     explains=("user_code_error", "proxy_unreachable"),
