@@ -328,6 +328,7 @@ MOVED_LITERALS = [
     ("TPU_1: chip health state HEALTHY -> FAILED (reason: HBM_UNCORRECTABLE_ECC)", "container", W, "tpu_hardware_failure"),
     ('I1101 2291 manager.go:292] "Updated allocatable" resourceName="google.com/tpu" healthy=3 unhealthy=1', "node", None, "tpu_hardware_failure"),
     # sixth batch (h61-h72)
+    ("W1203 grpc_service_impl.cc:212] Rejecting IfrtRequest/Init from 10.0.0.7:50332: no overlap in IFRT proxy protocol versions (client offers [12, 14], server implements [3, 9])", "container", "pathways-proxy", "ifrt_version_mismatch"),
     ("jax.errors.JaxRuntimeError: UNIMPLEMENTED: IFRT proxy client could not settle on a common protocol version with the server", "container", U, "ifrt_version_mismatch"),
     # fifth batch (h49-h60)
     ('ValueError: RESOURCE_EXHAUSTED: Error writing "params.w/.zarray" in "gs://b/run/checkpoints/1000.orbax-checkpoint-tmp-1/state/": HTTP response code: 429', "container", U, "checkpoint_failure"),

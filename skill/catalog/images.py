@@ -52,7 +52,7 @@ IFRT_VERSION_MISMATCH = FailureClass(
         Pattern(r"IFRT [Pp]roxy.{0,80}(?:protocol version|version mismatch|unsupported version)", 0.8, ("container",),
                 entities=("Pod", "Container")),
         # the proxy's side names the server build to change: its image
-        Pattern(r"no overlap between client protocol versions \[[\d, ]+\] and server versions", 0.9, ("container",),
+        Pattern(r"no overlap (?:between client protocol versions \[[\d, ]+\] and server versions|in (?:IFRT )?(?:proxy )?protocol versions)", 0.9, ("container",),
                 containers=("pathways-proxy",), entities=("Pod", "Container", "Image")),
     ),
     explanation="The client's jax/jaxlib (which carries the IFRT proxy client) and the proxy_server image of {{ jobset }} speak different protocol versions ({{ detail }}); the connection works but the handshake fails.",
