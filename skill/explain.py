@@ -69,7 +69,9 @@ def _primary(root: Hypo) -> list[Signal]:
               and s.pattern.regex in {x.pattern.regex for x in same}]
     # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
     client.sort(key=lambda s: s.ts)
-    picked = client[:1] + [client[-1]] if client and client[-1].record.pod != client[0].record.pod else client[:1]
+    picked = client[:1]
+    if client and client[-1].record.pod != client[0].record.pod:
+        picked.append(client[-1])
     return (same or strong[:1]) + picked
 
 
@@ -93,10 +95,9 @@ def entities(model: Workload, root: Hypo) -> list[Entity]:
                 out.setdefault((kind, name), None)
     if root.failure_class in NODE_LEVEL and not any(k == "Pod" for k, _ in out):
         # a VM that went away: name the JobSet's pods that ran on it (the workers that died with it)
-        for kind, name in list(out):
-            if kind == "Node":
-                for pod in sorted(p.name for p in model.pods.values() if p.node == name)[:2]:
-                    out.setdefault(("Pod", pod), None)
+        for node in [n for k, n in out if k == "Node"]:
+            for pod in sorted(p.name for p in model.pods.values() if p.node == node)[:2]:
+                out.setdefault(("Pod", pod), None)
     if root.failure_class in JOBSET_LEVEL and model.jobset:
         out.setdefault(("JobSet", model.jobset), None)
     return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]
@@ -153,8 +154,8 @@ MAX_SUPPORT = 2
 
 def _support(root: Hypo) -> list[Signal]:
     """The root's supporting facts (Pattern.support): object facts, and lines close to the root cause in time."""
-    where = {(_pod_of(s), _node_of(s)) for s in _primary(root)[:1]}
-    pod, node = next(iter(where), (None, None))
+    first = _primary(root)[:1]
+    pod, node = (_pod_of(first[0]), _node_of(first[0])) if first else (None, None)
 
     def precursor(s: Signal) -> bool:  # the quiet early warning on the same host, however long before
         return s.ts <= root.first_ts and ((pod and _pod_of(s) == pod) or (node and _node_of(s) == node))
@@ -222,7 +223,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
     evidence_text = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
-    sa = re.search(r"([\w.-]+@[\w.-]+\.gserviceaccount\.com) does not have", evidence_text)
+    sa = re.search(f"({_SERVICE_ACCOUNT.pattern}) does not have", evidence_text)
     client_py, sidecar_py = _python_versions(model, user_container)
     # The API server's validation error names the field and why: `<Kind> "<name>" is invalid: <field path>: <reason>`
     invalid = re.search(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})", evidence_text)
@@ -299,6 +300,23 @@ def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[Timeli
     return [TimelineItem(timestamp=format_ns(ts) or "", summary=text, evidence=ids) for ts, text, ids in items if ts]
 
 
+# Logs a verdict leans on, beyond what every diagnosis needs: (is this log id of it, the classes, the gap if absent).
+_VERDICT_SOURCES = (
+    (lambda log: log.startswith("serialconsole"),
+     {"unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"},
+     "no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked"),
+    (lambda log: "cluster-autoscaler" in log,
+     {c.id for c in BY_ID.values() if c.phase == "scheduling"} | {"head_pod_evicted"},
+     "no cluster autoscaler visibility log (container.googleapis.com/cluster-autoscaler-visibility): whether a scale-up "
+     "was tried and why it failed (quota, stockout, reservation), or why a node was scaled down, is taken from events "
+     "only"),
+    (lambda log: log.startswith("cloudaudit.googleapis.com"),
+     {"spot_preemption", "host_maintenance", "node_lost"},
+     "no Compute Engine audit logs (cloudaudit.googleapis.com/system_event): whether the VM was preempted, hit a host "
+     "error or was stopped for host maintenance is inferred from the node, not confirmed"),
+)
+
+
 def data_gaps(a: Analysis) -> list[str]:
     m, gaps = a.model, list(a.source.stats.gaps)
     if "container" not in m.sources_seen:
@@ -319,18 +337,9 @@ def data_gaps(a: Analysis) -> list[str]:
         gaps.append("no Pod objects (kubectl get pods -o json): restart counts and exit codes were taken from events and logs only")
     if "JobSet" not in m.objects_seen:
         gaps.append("no JobSet object (kubectl get jobset -o json): its terminal state was inferred from events")
-    serial = any(log.startswith("serialconsole") for log in m.logs_seen)
-    if not serial and a.verdict.failure_class in ("unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"):
-        gaps.append("no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked")
-    scaler = any("cluster-autoscaler" in log for log in m.logs_seen)
-    if not scaler and (BY_ID[a.verdict.failure_class].phase == "scheduling" or a.verdict.failure_class == "head_pod_evicted"):
-        gaps.append("no cluster autoscaler visibility log (container.googleapis.com/cluster-autoscaler-visibility): "
-                    "whether a scale-up was tried and why it failed (quota, stockout, reservation), or why a node was "
-                    "scaled down, is taken from events only")
-    audit = any(log.startswith("cloudaudit.googleapis.com") for log in m.logs_seen)
-    if not audit and a.verdict.failure_class in ("spot_preemption", "host_maintenance", "node_lost"):
-        gaps.append("no Compute Engine audit logs (cloudaudit.googleapis.com/system_event): whether the VM was preempted, "
-                    "hit a host error or was stopped for host maintenance is inferred from the node, not confirmed")
+    for present, classes, gap in _VERDICT_SOURCES:
+        if a.verdict.failure_class in classes and not any(present(log) for log in m.logs_seen):
+            gaps.append(gap)
     return gaps + a.verdict.notes
 
 

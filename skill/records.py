@@ -173,7 +173,8 @@ def payload_text(entry: dict) -> str:
     return "" if text is None else str(text)
 
 
-def _obj(value: object) -> dict:
+def as_object(value: object) -> dict:
+    """value if it is a JSON object, else {} (a field of the wrong type counts as absent)."""
     return value if type(value) is dict else {}
 
 
@@ -190,10 +191,10 @@ def record_from_entry(entry: dict) -> Record:
 
     A resource, resource.labels or labels that is not an object counts as absent, and label values are strings.
     """
-    resource = _obj(entry.get("resource"))
+    resource = as_object(entry.get("resource"))
     rtype = resource.get("type", "")
-    rl = _obj(resource.get("labels"))
-    labels = _obj(entry.get("labels"))
+    rl = as_object(resource.get("labels"))
+    labels = as_object(entry.get("labels"))
     lid = log_id(entry.get("logName", ""))
     rec = Record(
         id=str(entry["insertId"]),

@@ -14,7 +14,7 @@ from ..errors import InputError
 import orjson
 
 from ..query import compile_filter, compile_route_filter, route_plan
-from ..records import parse_ts, parse_utc
+from ..records import as_object, parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
@@ -388,11 +388,8 @@ def _text_at(doc: dict, raw: bytes) -> int:
 
 def _tally(inv: Inventory, entry: dict, n: int) -> None:
     # once per route, not per entry: a resource, resource.labels or labels that is not an object counts as absent
-    res = entry.get("resource")
-    rl = res.get("labels") if isinstance(res, dict) else None
-    rl = rl if isinstance(rl, dict) else {}
-    labels = entry.get("labels")
-    labels = labels if isinstance(labels, dict) else {}
+    rl = as_object(as_object(entry.get("resource")).get("labels"))
+    labels = as_object(entry.get("labels"))
     js = labels.get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
     if isinstance(js, str):
         inv.jobsets[js] += n
