@@ -8,7 +8,7 @@ from urllib.parse import quote as urlquote
 import jinja2
 
 from .catalog import BY_ID, SYMPTOMS
-from .catalog.types import PATHWAYS_CONTAINERS
+from .catalog.types import PATHWAYS_CONTAINERS, Text
 from .classify import ABSENCE_CLASSES, Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
@@ -271,6 +271,17 @@ def _finished(model: Workload, user_container: str) -> str:
     return " and ".join(parts) if done else ""
 
 
+def matched_ids(root: Hypo) -> frozenset[str]:
+    """The ids of the signatures the root cause's own lines matched: what picks fix and explanation variants."""
+    return frozenset(s.pattern.id for s in (_primary(root) if root.signals else []) if s.pattern.id)
+
+
+def _explanation_text(explanation: str | tuple[Text, ...], matched: frozenset[str]) -> str | None:
+    if isinstance(explanation, str):
+        return explanation
+    return next((t.text for t in explanation if t.applies(matched)), None)
+
+
 def _render(template: str | None, ctx: dict[str, str]) -> str | None:
     return None if template is None else _ENV.from_string(template).render(**ctx)
 
@@ -363,11 +374,13 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     if v.failure_class == "no_failure_detected" and m.progress:
         evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record, m.project))
-    explanation = _render(cls.explanation, ctx) or cls.title
+    matched = matched_ids(v.root)
+    explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
                              evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals))[:5])
                   for h in v.ranked]
-    fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk) for f in cls.fixes]
+    fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk)
+             for f in cls.fixes if f.applies(matched)]
     stats = a.source.stats
     return Diagnosis(
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .catalog import CLASSES, MILESTONES, SYMPTOMS
+from .catalog.types import Fix, Text
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "references" / "classes.md"
@@ -38,13 +39,14 @@ def render() -> str:
         out.append(f"| [`{c.id}`](#{c.id.replace('_', '-')}) | {_md(c.title)} | {c.phase} | {_md(c.component)} |")
     for c in CLASSES:
         out += ["", f"## {c.id}", "", f"**{_flat(c.title)}** — phase `{c.phase}`, component: {_flat(c.component)}.", ""]
-        if c.explanation:
-            out += [f"Explanation template: {_flat(c.explanation)}", ""]
+        for t in _texts(c.explanation):
+            out += [f"Explanation template{_variant(t)}: {_flat(t.text)}", ""]
         if c.patterns:
             out.append("Signatures:")
             for p in c.patterns:
                 where = "/".join(p.sources) + (f" ({', '.join(p.containers)})" if p.containers else "")
-                out.append(f"- `{_flat(p.regex)}` — {where}, weight {p.weight}" + (f"; {_flat(p.note)}" if p.note else ""))
+                tag = f" [`{p.id}`]" if p.id else ""
+                out.append(f"- `{_flat(p.regex)}`{tag} — {where}, weight {p.weight}" + (f"; {_flat(p.note)}" if p.note else ""))
         else:
             out.append("Signatures: none — decided from the absence of a milestone or from the workload's state.")
         out.append("")
@@ -57,12 +59,24 @@ def render() -> str:
             out += ["", "Fixes:"]
             for f in c.fixes:
                 cmd = f" `{_flat(f.command)}`" if f.command else ""
-                out.append(f"- [{_RISK.get(f.risk, f.risk)}] {_flat(f.summary)}{cmd}")
+                out.append(f"- [{_RISK.get(f.risk, f.risk)}]{_variant(f)} {_flat(f.summary)}{cmd}")
     out += ["", "## Symptoms (never a root cause on their own)", ""]
     out += [f"- `{s.id}`: {_flat(s.title)}" for s in SYMPTOMS]
     out += ["", "## Milestones (a healthy start-up prints these, in order)", ""]
     out += [f"- `{m.id}`: {_flat(m.title)} — `{_flat(m.pattern.regex)}`" for m in MILESTONES]
     return "\n".join(out) + "\n"
+
+
+def _texts(explanation: str | tuple[Text, ...]) -> tuple[Text, ...]:
+    if isinstance(explanation, str):
+        return (Text(explanation),) if explanation else ()
+    return explanation
+
+
+def _variant(v: Text | Fix) -> str:
+    """When a variant applies, by the ids of the signatures it answers."""
+    parts = ([f"when {', '.join(v.when)}"] if v.when else []) + ([f"unless {', '.join(v.unless)}"] if v.unless else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,8 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
     component="pathways-rm / pathways-worker --gcs_scratch_location",
     patterns=(
         Pattern(r"The specified bucket does not exist", 0.9, ("container",), entities=_B),
-        Pattern(r"Lifecycle matches_prefix cannot specify more than \d+ prefixes", 0.97, ("container",), entities=_B),
+        Pattern(r"Lifecycle matches_prefix cannot specify more than \d+ prefixes", 0.97, ("container",), entities=_B,
+                id="lifecycle_full"),
         Pattern(r"Error while initializing persistent cache storage", 0.7, ("container",), entities=_B),
     ),
     explanation="The Pathways scratch location {{ bucket }} cannot be used ({{ detail }}), so the resource manager or workers stop at start-up.",
@@ -19,10 +20,14 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Check the bucket exists and see its lifecycle rules.", "gcloud storage buckets describe {{ bucket }} --format='yaml(name,location,lifecycle_config)'", "read-only"),
-        Fix("{% if 'Lifecycle' in evidence_text %}The bucket's lifecycle config already holds 50 matches_prefix entries (one per past workload prefix): remove the stale rules, or give this workload a bucket of its own and pass it with xpk --pathways-gcs-location=gs://<bucket>/<path>.{% else %}Point the workload at a bucket that exists (check the name in --gcs_scratch_location for typos) with xpk --pathways-gcs-location=gs://<bucket>/<path>, or create the named bucket in the cluster's region.{% endif %}",
-            "{% if 'Lifecycle' in evidence_text %}gcloud storage buckets describe {{ bucket }} --format='json(lifecycle_config)'{% else %}gcloud storage buckets list --project={{ project }} --format='value(name,location)'{% endif %}", "read-only"),
-        Fix("{% if 'Lifecycle' in evidence_text %}Write the rules worth keeping to lifecycle.json ({\"rule\": [...]}) and apply it, replacing the full config.{% else %}Create the bucket the workload names (only if that name is the intended one), in the cluster's region.{% endif %}",
-            "{% if 'Lifecycle' in evidence_text %}gcloud storage buckets update {{ bucket }} --lifecycle-file=lifecycle.json{% else %}gcloud storage buckets create {{ bucket }} --project={{ project }} --location={{ region }} --uniform-bucket-level-access{% endif %}", "high"),
+        Fix("The bucket's lifecycle config already holds 50 matches_prefix entries (one per past workload prefix): remove the stale rules, or give this workload a bucket of its own and pass it with xpk --pathways-gcs-location=gs://<bucket>/<path>.",
+            "gcloud storage buckets describe {{ bucket }} --format='json(lifecycle_config)'", "read-only", when=("lifecycle_full",)),
+        Fix("Point the workload at a bucket that exists (check the name in --gcs_scratch_location for typos) with xpk --pathways-gcs-location=gs://<bucket>/<path>, or create the named bucket in the cluster's region.",
+            "gcloud storage buckets list --project={{ project }} --format='value(name,location)'", "read-only", unless=("lifecycle_full",)),
+        Fix("Write the rules worth keeping to lifecycle.json ({\"rule\": [...]}) and apply it, replacing the full config.",
+            "gcloud storage buckets update {{ bucket }} --lifecycle-file=lifecycle.json", "high", when=("lifecycle_full",)),
+        Fix("Create the bucket the workload names (only if that name is the intended one), in the cluster's region.",
+            "gcloud storage buckets create {{ bucket }} --project={{ project }} --location={{ region }} --uniform-bucket-level-access", "high", unless=("lifecycle_full",)),
     ),
 )
 

@@ -27,6 +27,7 @@ class Pattern:
     # hypothesis on its own, and cited as supporting evidence when its class is the root cause.
     support: bool = False
     needs: str = ""  # a fact about the workload the match must have to count (classify.NEEDS), e.g. "spot_node"
+    id: str = ""  # a name for what this signature says, for fix and explanation variants (Fix.when / Text.when)
 
     def applies_to(self, source: str, container: str | None, log: str, pod: str | None = None) -> bool:
         if source not in self.sources:
@@ -42,11 +43,31 @@ class Pattern:
 
 @dataclass(frozen=True)
 class Fix:
-    """A proposed fix: jinja2 templates filled from the workload context, and a risk label."""
+    """A proposed fix: jinja2 templates filled from the workload context, and a risk label.
+
+    A variant for one kind of evidence names the signatures it answers: shown when the root cause's lines matched a
+    pattern whose id is in `when` (or always, when `when` is empty), and not when one is in `unless`."""
 
     summary: str
     command: str | None = None
     risk: str = "read-only"  # read-only | low (changes your code or manifest) | high (changes the cluster/project)
+    when: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+
+    def applies(self, matched: frozenset[str]) -> bool:
+        return (not self.when or bool(matched & set(self.when))) and not (matched & set(self.unless))
+
+
+@dataclass(frozen=True)
+class Text:
+    """An explanation variant (a jinja2 template), chosen like a Fix variant; the first that applies is used."""
+
+    text: str
+    when: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+
+    def applies(self, matched: frozenset[str]) -> bool:
+        return (not self.when or bool(matched & set(self.when))) and not (matched & set(self.unless))
 
 
 @dataclass(frozen=True)
@@ -58,7 +79,7 @@ class FailureClass:
     phase: str
     component: str
     patterns: tuple[Pattern, ...] = ()
-    explanation: str = ""  # jinja2 template; context: pod, node, container, jobset, image, bucket ...
+    explanation: str | tuple[Text, ...] = ""  # jinja2 template(s); context: pod, node, container, jobset, image, bucket ...
     explains: tuple[str, ...] = ()  # class ids this one causes when it comes first
     lookalikes: tuple[str, ...] = ()
     fixes: tuple[Fix, ...] = ()
