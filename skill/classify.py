@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .catalog import BY_ID, SYMPTOMS
+from .catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from .model import Workload
 from .signals import Signal
 
@@ -12,9 +12,8 @@ NS = 1_000_000_000
 CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
 STRONG = 0.8
 CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the symptom it explains (clocks, buffering)
-ABSENCE_CLASSES = ("slices_not_ready", "workload_stalled")
-SLICES_READY_WAIT_NS = 10 * 60 * NS
-STALL_MIN_NS = 15 * 60 * NS
+# A program is still running when its last activity is within the progress-stopped check's wait of the end.
+STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 RECOVERED_NS = 15 * 60 * NS  # this long of steady activity after a fault's last line, up to the end, means it resolved
 RECOVERED_LINES = 5
@@ -92,52 +91,65 @@ def _resolved(model: Workload, s: Signal) -> bool:
     return not named or any(c.running or c.last_reason for c in named)
 
 
-def _slices_not_ready(model: Workload) -> Hypo | None:
-    """The RM of the current attempt serves but never reports n/n slices ready, long enough after it started.
+def _milestone_missing(model: Workload, cls: FailureClass, rule: Absence) -> Hypo | None:
+    """After the latest `after` milestone, no complete (n/n) `expect` milestone within the wait.
 
     Judged per attempt: a JobSet restart (or an RM container restart) starts a new RM that prints "serving" again and
     must report its own slices ready; an earlier attempt's "2/2 ... Now Ready" says nothing about the later one.
     """
-    serving = model.last_milestone("rm_serving")
-    if serving is None or model.now - serving.ts < SLICES_READY_WAIT_NS:
+    start = model.last_milestone(rule.after)
+    if start is None or model.now - start.ts < rule.wait_s * NS:
         return None
-    since = [s for s in model.milestones.get("slices_ready", []) if s.ts >= serving.ts]
+    since = [s for s in model.milestones.get(rule.expect, []) if s.ts >= start.ts]
     if any(s.groups.get("ready") == s.groups.get("total") for s in since):
         return None
-    sigs = [serving]
-    located: list[Signal] = []
-    kinds: tuple[str, ...] = ()
-    score, detail = 0.75, "no 'n/n Pathways Slices Now Ready' line from the resource manager"
+    h = Hypo(cls.id, rule.score, [start], start.ts, "no 'n/n Pathways Slices Now Ready' line from the resource manager")
+    for name in rule.refine:
+        REFINE[name](model, h)
+    if since:
+        h.signals.append(max(since, key=lambda s: s.ts))
+    return h
+
+
+def _rm_address(model: Workload, h: Hypo) -> None:
+    """Workers registering with another resource manager than this JobSet's head: the template's arguments are wrong."""
     expected = f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001" if model.jobset else None
     wrong = [s for s in model.milestones.get("worker_rm_address", []) if expected and s.groups.get("addr") != expected]
     if wrong:
-        located = sorted(wrong, key=lambda s: s.ts)[:3]
-        sigs += located
-        kinds = ("JobSet",)  # the workers' arguments come from the JobSet's template: not the head, not a node
-        score, detail = 0.92, f"workers point at resource manager {wrong[0].groups.get('addr')}, not {expected}"
+        h.located = sorted(wrong, key=lambda s: s.ts)[:3]
+        h.signals += h.located
+        h.entity_kinds = ("JobSet",)  # the workers' arguments come from the JobSet's template: not the head, not a node
+        h.score, h.detail = 0.92, f"workers point at resource manager {wrong[0].groups.get('addr')}, not {expected}"
+
+
+def _slice_count(model: Workload, h: Hypo) -> None:
+    """The resource manager expects another number of slices than registered."""
     counts = model.milestones.get("rm_instance_count", [])
     slices = {p.slice for p in model.workers if p.slice is not None}
     if counts and slices and int(counts[0].groups.get("count", "0")) != len(slices):
-        sigs.append(counts[0])
-        score = max(score, 0.9)
-        detail = f"the resource manager expects {counts[0].groups['count']} slices but {len(slices)} registered"
-    if since:
-        sigs.append(max(since, key=lambda s: s.ts))
-    return Hypo("slices_not_ready", score, sigs, serving.ts, detail, located, kinds)
+        h.signals.append(counts[0])
+        h.score = max(h.score, 0.9)
+        h.detail = f"the resource manager expects {counts[0].groups['count']} slices but {len(slices)} registered"
 
 
-def _workload_stalled(model: Workload) -> Hypo | None:
+REFINE = {"rm_address": _rm_address, "slice_count": _slice_count}
+
+
+def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo | None:
     """Progress lines stopped long before the end of the data, with the JobSet still running."""
     last = model.last_progress
     interval = model.step_interval_ns()
     if last is None or interval is None:
         return None
     gap = model.now - last.ts
-    if gap < max(10 * interval, STALL_MIN_NS):
+    if gap < max(rule.intervals * interval, rule.wait_s * NS):
         return None
     minutes = gap // (60 * NS)
-    return Hypo("workload_stalled", 0.7, [last], last.ts,
+    return Hypo(cls.id, rule.score, [last], last.ts,
                 f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s")
+
+
+ABSENCE_CHECKS = {"milestone_missing": _milestone_missing, "progress_stopped": _progress_stopped}
 
 
 def activity(model: Workload) -> list[int]:
@@ -186,7 +198,7 @@ def _explains(a: Hypo, b: Hypo) -> bool:
         return False
     if b.failure_class in cls.explains_earlier and a.score >= STRONG:
         return True
-    if b.failure_class not in cls.explains and b.failure_class != "user_code_error":
+    if b.failure_class not in cls.explains and not BY_ID[b.failure_class].explained_by_any:
         return False
     if b.failure_class in ABSENCE_CLASSES:
         return True
@@ -200,9 +212,10 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
         return "failed"
     if model.condition("Completed"):
         return "healthy"
-    if root == "no_failure_detected" and running_at_end(model, activity(model), have):
+    cls = BY_ID[root]
+    if root == HEALTHY and running_at_end(model, activity(model), have):
         return "healthy"  # restarts and failures that resolved before the steady run are not a crash loop
-    if root == "hot_swap_failure" and any(p.phase == "Pending" for p in model.pods.values()):
+    if cls.stalled_while_pending and any(p.phase == "Pending" for p in model.pods.values()):
         return "stalled"  # the replacement slice waits for a victim it cannot preempt
     if _pending_since_last_restart(model, symptoms):
         return "stalled"  # it restarted, and the recreated pods have waited unscheduled since: no longer a crash loop
@@ -211,15 +224,12 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
     if any(c.restarts > 0 for p in model.pods.values() for c in p.containers.values()) and "container_failed" in have:
         return "crashing"
     pending = [p for p in model.pods.values() if p.phase == "Pending" or (p.phase is None and not p.ran)]
-    if root in ABSENCE_CLASSES or (pending and root != "no_failure_detected"):
-        return "stalled"
-    if root in ("tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked",
-                "image_pull_failure", "jobset_rejected"):
-        return "stalled"
+    if cls.status_when_root or (pending and root != HEALTHY):
+        return cls.status_when_root or "stalled"
     if "data_loss" in have and model.last_progress and model.last_progress.ts > min(
             s.ts for s in symptoms if s.target == "data_loss"):
         return "degraded"
-    if root == "no_failure_detected":
+    if root == HEALTHY:
         return "healthy"
     if not ({"container_failed", "job_failed"} & have):
         # nothing exited and nothing restarted (both checked above), yet there is a cause: the pods sit there without
@@ -243,9 +253,8 @@ def _pending_since_last_restart(model: Workload, symptoms: list[Signal]) -> bool
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
     hypos = _hypotheses(model, causes)
-    for detector in (_slices_not_ready, _workload_stalled):
-        h = detector(model)
-        if h is not None:
+    for cls in CLASSES:
+        if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)) is not None:
             hypos[h.failure_class] = h
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
@@ -273,11 +282,11 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         fatal = _first_fatal(symptoms)
         located = fatal or sorted(failure_syms, key=lambda s: s.ts)
         # the container whose line is the first fatal one is what to read next, with its pod and node
-        root = Hypo("unknown_failure", 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160],
+        root = Hypo(UNKNOWN, 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160],
                     entity_kinds=("Pod", "Container", "Node"))
         confidence = 0.5
     else:
-        root = Hypo("no_failure_detected", 0.9 if act else 0.6, [], 0)
+        root = Hypo(HEALTHY, 0.9 if act else 0.6, [], 0)
         confidence = root.score
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in resolved or _explained(h, cands) else 1.0), 3), h.signals,

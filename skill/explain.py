@@ -7,9 +7,9 @@ from urllib.parse import quote as urlquote
 
 import jinja2
 
-from .catalog import BY_ID, SYMPTOMS
+from .catalog import BY_ID, HEALTHY, SYMPTOMS, VERDICT_SOURCES
 from .catalog.types import PATHWAYS_CONTAINERS, Text
-from .classify import ABSENCE_CLASSES, Hypo
+from .classify import Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
 from .model import Workload
@@ -21,17 +21,6 @@ from .signals import Signal
 EXCERPT = 300
 MAX_ROOT_EVIDENCE = 6
 MAX_ENTITIES = 12
-# Classes whose cause sits on many pods at once (every pending worker), not on one host.
-SPREAD = {"tpu_capacity_unavailable", "tpu_quota_exceeded", "node_selector_mismatch", "kueue_admission_blocked",
-          "image_pull_failure", "jobset_rejected", "hot_swap_failure"}
-# Classes whose cause is in the program or the JobSet's spec, so the JobSet itself is implicated.
-JOBSET_LEVEL = {"hbm_oom", "xla_compile_error", "user_code_error", "node_selector_mismatch", "ifrt_version_mismatch",
-                "tpu_capacity_unavailable", "tpu_quota_exceeded", "kueue_admission_blocked", "jobset_rejected",
-                "slices_not_ready", "workload_stalled", "unknown_failure", "proxy_backend_not_registered"}
-# Classes whose cause is a VM that went away: their evidence (GCE audit, node events) names the node, not its pods.
-NODE_LEVEL = {"node_lost", "host_maintenance", "spot_preemption"}
-# Classes whose bucket, when their error line does not name it, is the Pathways scratch location.
-SCRATCH_BACKED = {"gcs_scratch_misconfigured", "compilation_cache_failure"}
 # A node pool's managed instance group, in a URL or bare (the autoscaler's error parameters): gke-<cluster>-<pool>-<8 hex>-grp
 _MIG = re.compile(r"(?:instanceGroups/|\b)(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp\b")
 _BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
@@ -59,7 +48,7 @@ def _primary(root: Hypo) -> list[Signal]:
     if root.located:
         return root.located
     strong = root.strong_signals
-    if not strong or root.failure_class in SPREAD:
+    if not strong or BY_ID[root.failure_class].scope == "spread":
         return strong
     pod, node = _pod_of(strong[0]), _node_of(strong[0])
     same = [s for s in strong if (pod and _pod_of(s) == pod) or (node and _node_of(s) == node)]
@@ -93,12 +82,13 @@ def entities(model: Workload, root: Hypo) -> list[Entity]:
             name = _entity_name(kind, s, r, node, model)
             if name:
                 out.setdefault((kind, name), None)
-    if root.failure_class in NODE_LEVEL and not any(k == "Pod" for k, _ in out):
+    cls = BY_ID[root.failure_class]
+    if cls.scope == "node" and not any(k == "Pod" for k, _ in out):
         # a VM that went away: name the JobSet's pods that ran on it (the workers that died with it)
         for node in [n for k, n in out if k == "Node"]:
             for pod in sorted(p.name for p in model.pods.values() if p.node == node)[:2]:
                 out.setdefault(("Pod", pod), None)
-    if root.failure_class in JOBSET_LEVEL and model.jobset:
+    if cls.names_jobset and model.jobset:
         out.setdefault(("JobSet", model.jobset), None)
     return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]
 
@@ -118,7 +108,7 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
         return image
     if kind == "Bucket":
         m = _BUCKET.search(r.text) or _BUCKET_NAMED.search(r.text) or _BUCKET_URL.search(r.text)
-        if not m and s.target in SCRATCH_BACKED:
+        if not m and (c := BY_ID.get(s.target)) is not None and c.bucket_from_scratch:
             # The scratch error text often omits the bucket; the server's own --gcs_scratch_location names it.
             args = sorted(model.milestones.get("scratch_location", []), key=lambda a: (a.record.pod != r.pod, a.ts))
             m = _BUCKET.search(args[0].groups.get("bucket", "")) if args else None
@@ -311,23 +301,6 @@ def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[Timeli
     return [TimelineItem(timestamp=format_ns(ts) or "", summary=text, evidence=ids) for ts, text, ids in items if ts]
 
 
-# Logs a verdict leans on, beyond what every diagnosis needs: (is this log id of it, the classes, the gap if absent).
-_VERDICT_SOURCES = (
-    (lambda log: log.startswith("serialconsole"),
-     {"unknown_failure", "node_kernel_error", "node_lost", "tpu_hardware_failure"},
-     "no serial console output: kernel messages (PCIe/AER, driver errors) of the nodes could not be checked"),
-    (lambda log: "cluster-autoscaler" in log,
-     {c.id for c in BY_ID.values() if c.phase == "scheduling"} | {"head_pod_evicted"},
-     "no cluster autoscaler visibility log (container.googleapis.com/cluster-autoscaler-visibility): whether a scale-up "
-     "was tried and why it failed (quota, stockout, reservation), or why a node was scaled down, is taken from events "
-     "only"),
-    (lambda log: log.startswith("cloudaudit.googleapis.com"),
-     {"spot_preemption", "host_maintenance", "node_lost"},
-     "no Compute Engine audit logs (cloudaudit.googleapis.com/system_event): whether the VM was preempted, hit a host "
-     "error or was stopped for host maintenance is inferred from the node, not confirmed"),
-)
-
-
 def data_gaps(a: Analysis) -> list[str]:
     m, gaps = a.model, list(a.source.stats.gaps)
     if "container" not in m.sources_seen:
@@ -348,9 +321,9 @@ def data_gaps(a: Analysis) -> list[str]:
         gaps.append("no Pod objects (kubectl get pods -o json): restart counts and exit codes were taken from events and logs only")
     if "JobSet" not in m.objects_seen:
         gaps.append("no JobSet object (kubectl get jobset -o json): its terminal state was inferred from events")
-    for present, classes, gap in _VERDICT_SOURCES:
-        if a.verdict.failure_class in classes and not any(present(log) for log in m.logs_seen):
-            gaps.append(gap)
+    for key in BY_ID[a.verdict.failure_class].leans_on:
+        if not VERDICT_SOURCES[key].present(m.logs_seen):
+            gaps.append(VERDICT_SOURCES[key].gap)
     return gaps + a.verdict.notes
 
 
@@ -372,7 +345,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
             evidence.setdefault(h.strong_signals[0].record.id, _evidence_item(h.strong_signals[0].record, m.project))
     for s in _failure_symptoms(v.symptoms)[:4]:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    if v.failure_class == "no_failure_detected" and m.progress:
+    if v.failure_class == HEALTHY and m.progress:
         evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record, m.project))
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title

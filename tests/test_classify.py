@@ -8,7 +8,8 @@ import orjson
 import pytest
 
 from skill.catalog import BY_ID
-from skill.classify import Hypo, _slices_not_ready, classify
+from skill.catalog import CLASSES
+from skill.classify import ABSENCE_CHECKS, Hypo, classify
 from skill.engine import Collector
 from skill.explain import _ENV, _finished, data_gaps, entities
 from skill.model import Workload
@@ -57,7 +58,7 @@ def test_slices_ready_is_judged_per_attempt(attempts, stalled):
     for i, (ready, minute) in enumerate(attempts):
         feed(model, *rm_start(T0 + minute * 60 * NS, ready, pod=HEAD[:-5] + f"att{i}x"))
     model.now = T0 + (attempts[-1][1] + 20) * 60 * NS
-    assert (_slices_not_ready(model) is not None) == stalled
+    assert (_milestone_missing(model) is not None) == stalled
 
 
 def test_wrong_rm_address_implicates_the_jobset_not_the_head_or_its_node():
@@ -67,7 +68,7 @@ def test_wrong_rm_address_implicates_the_jobset_not_the_head_or_its_node():
          line(T0 + 30 * NS, "argv[2]: '--resource_manager_address=lm-old-pathways-head-0-0.lm-old:29001'",
               "pathways-worker", WORKER))
     model.now = T0 + 20 * 60 * NS
-    hypo = _slices_not_ready(model)
+    hypo = _milestone_missing(model)
     assert hypo is not None and hypo.located[0].record.pod == WORKER
     assert [(e.kind, e.name) for e in entities(model, hypo)] == [("JobSet", JS)]
 
@@ -276,3 +277,9 @@ def test_a_one_off_line_saying_step_is_not_progress():
     cited = {e.id: e.excerpt for e in d.evidence}
     assert not any("RB-4471" in x for x in cited.values())
     assert not any("RB-4471" in t.summary for t in d.timeline)
+
+
+def _milestone_missing(model):
+    """The catalog's milestone-missing check (slices_not_ready), as the classifier runs it."""
+    cls = next(c for c in CLASSES if c.absence and c.absence.kind == "milestone_missing")
+    return ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)

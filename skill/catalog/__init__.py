@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from . import images, infra, lifecycle, runtime, scheduling, storage
+from .sources import VERDICT_SOURCES
 from .symptoms import MILESTONES, SYMPTOMS
-from .types import FailureClass, Fix, Milestone, Pattern, Symptom
+from .types import Absence, FailureClass, Fix, Milestone, Pattern, Symptom, Text
 
 CLASSES: tuple[FailureClass, ...] = (
     scheduling.FAMILY + images.FAMILY + storage.FAMILY + runtime.FAMILY + infra.FAMILY + lifecycle.FAMILY
 )
 BY_ID: dict[str, FailureClass] = {c.id: c for c in CLASSES}
+HEALTHY = lifecycle.NO_FAILURE_DETECTED.id  # the verdict when nothing failed
+UNKNOWN = lifecycle.UNKNOWN_FAILURE.id  # the verdict when something failed and no class explains it
+ABSENCE_CLASSES = frozenset(c.id for c in CLASSES if c.absence)  # decided from what is missing, not from signatures
 
-__all__ = ["BY_ID", "CLASSES", "MILESTONES", "SYMPTOMS", "FailureClass", "Fix", "Milestone", "Pattern", "Symptom"]
+__all__ = ["ABSENCE_CLASSES", "BY_ID", "CLASSES", "HEALTHY", "MILESTONES", "SYMPTOMS", "UNKNOWN", "VERDICT_SOURCES", "Absence",
+           "FailureClass", "Fix", "Milestone", "Pattern", "Symptom", "Text"]

@@ -40,6 +40,7 @@ IMAGE_PULL_FAILURE = FailureClass(
         Fix("Pin existing, matching Pathways images, e.g. xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-{{ jax_version }}; for a user image in your registry grant roles/artifactregistry.reader to the node service account; for timeouts enable Private Google Access or Cloud NAT.", None, "low"),
     ),
     sources=("event", "object"),
+    scope="spread", status_when_root="stalled",
 )
 
 IFRT_VERSION_MISMATCH = FailureClass(
@@ -62,6 +63,7 @@ IFRT_VERSION_MISMATCH = FailureClass(
         Fix("See the images the head pod runs.", "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{range .spec.initContainers[*]}{.name}={.image}{\"\\n\"}{end}{range .spec.containers[*]}{.name}={.image}{\"\\n\"}{end}'", "read-only"),
         Fix("Pin the server and proxy images to the client's JAX version instead of latest: --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-<client jax.__version__> --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-<same>; or upgrade jax/jaxlib in the client image to match.", None, "low"),
     ),
+    names_jobset=True,
 )
 
 PROXY_BACKEND_NOT_REGISTERED = FailureClass(
@@ -79,6 +81,7 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
         Fix("See where the first JAX call happens: the traceback's frames above xla_bridge show the module; a call at import time (a module-level jax.devices()/device_count()) runs before main() can initialise pathwaysutils.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=60", "read-only"),
         Fix("Install pathwaysutils in the client image and register the backend before any JAX call: `pip install pathwaysutils`, then `import pathwaysutils; pathwaysutils.initialize()` at the very top of the entry point (before importing modules that touch jax.devices() at import time). 'known backends' without 'proxy' means it was never registered.", None, "low"),
     ),
+    names_jobset=True,
 )
 
 LIBTPU_MISMATCH = FailureClass(

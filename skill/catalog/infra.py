@@ -58,6 +58,7 @@ TPU_HARDWARE_FAILURE = FailureClass(
     fixes=_CORDON + (
         Fix("Let the job survive the next bad host: resubmit with restarts allowed (xpk --max-restarts=3) or elastic slices (--elastic-slices=1 --max-slice-restarts=2).", None, "low"),
     ),
+    leans_on=("serial_console",),
 )
 
 NODE_KERNEL_ERROR = FailureClass(
@@ -98,6 +99,7 @@ NODE_KERNEL_ERROR = FailureClass(
     lookalikes=("tpu_hardware_failure", "node_lost"),
     fixes=_CORDON,
     sources=("event", "serial", "node"),
+    leans_on=("serial_console",),
 )
 
 NODE_LOST = FailureClass(
@@ -123,6 +125,7 @@ NODE_LOST = FailureClass(
         Fix("Let auto-repair replace it; if the same host keeps failing, report a faulty host. Allow restarts so the job survives: xpk --max-restarts=3.", None, "low"),
     ),
     sources=("event", "node"),
+    scope="node", leans_on=("serial_console", "gce_audit",),
 )
 
 SPOT_PREEMPTION = FailureClass(
@@ -153,6 +156,7 @@ SPOT_PREEMPTION = FailureClass(
         Fix("Run long jobs on reserved or on-demand capacity, or make preemption survivable: elastic slices (xpk --elastic-slices=1), --max-restarts=N, and frequent checkpoints.", None, "low"),
     ),
     sources=("node",),
+    scope="node", leans_on=("gce_audit",),
 )
 
 HOST_MAINTENANCE = FailureClass(
@@ -174,6 +178,7 @@ HOST_MAINTENANCE = FailureClass(
         Fix("Give the Pathways snapshot time to finish (raise terminationGracePeriodSeconds, xpk -tgps=600), set maintenance windows/exclusions, and use elastic slices; do not tolerate the impending-termination taint.", None, "low"),
     ),
     sources=("node", "object"),
+    scope="node", leans_on=("gce_audit",),
 )
 
 HEAD_POD_EVICTED = FailureClass(
@@ -214,6 +219,7 @@ HEAD_POD_EVICTED = FailureClass(
             "high"),
     ),
     sources=("event", "object"),
+    leans_on=("autoscaler",),
 )
 
 FAMILY = (TPU_HARDWARE_FAILURE, NODE_KERNEL_ERROR, NODE_LOST, SPOT_PREEMPTION, HOST_MAINTENANCE, HEAD_POD_EVICTED)

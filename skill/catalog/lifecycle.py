@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import FailureClass, Fix, Pattern
+from .types import Absence, FailureClass, Fix, Pattern
 
 # What the recovery mechanisms exist to survive: slice and host losses, and the capacity a replacement waits for.
 _INTERRUPTIONS = ("spot_preemption", "host_maintenance", "node_lost", "tpu_hardware_failure", "node_kernel_error")
@@ -23,6 +23,9 @@ SLICES_NOT_READY = FailureClass(
             "kubectl get jobset {{ jobset }} -n {{ namespace }} -o jsonpath='{.spec.replicatedJobs[?(@.name==\"{{ worker_job }}\")].template.spec.template.spec.containers[?(@.name==\"pathways-worker\")].args}'", "read-only"),
         Fix("Regenerate the manifest so --instance_count equals the number of slices, --instance_type matches the TPU type and topology, and workers use --resource_manager_address=$(PATHWAYS_HEAD):29001 ({{ expected_rm_address }}).", None, "low"),
     ),
+    names_jobset=True, status_when_root="stalled",
+    absence=Absence("milestone_missing", 0.75, 600, after="rm_serving", expect="slices_ready",
+                    refine=("rm_address", "slice_count")),
 )
 
 WORKLOAD_STALLED = FailureClass(
@@ -34,6 +37,7 @@ WORKLOAD_STALLED = FailureClass(
         Fix("Confirm the pods are still running and see the client's last lines.", "kubectl logs {{ head_pod }} -n {{ namespace }} -c {{ user_container }} --tail=100", "read-only"),
         Fix("Collect stack traces of the hung processes (xpk --deploy-stacktrace-sidecar, or py-spy dump in the client) and, for multi-slice runs, enable --megascale_abort_on_hangs=true so a hang turns into a restart.", None, "low"),
     ),
+    names_jobset=True, status_when_root="stalled", absence=Absence("progress_stopped", 0.7, 900, intervals=10),
 )
 
 ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
@@ -82,6 +86,7 @@ HOT_SWAP_FAILURE = FailureClass(
             "kubectl get priorityclass -o custom-columns=NAME:.metadata.name,VALUE:.value,PREEMPTION:.preemptionPolicy && kubectl get pods -A -o custom-columns=NS:.metadata.namespace,POD:.metadata.name,PRIORITY:.spec.priorityClassName,NODE:.spec.nodeName | grep -v '<none>$'", "read-only"),
         Fix("Give the training JobSet's pods a priorityClassName above the standby workloads' (xpk --priority=high for training, --priority=low for standby jobs) whose PriorityClass has preemptionPolicy: PreemptLowerPriority, and keep the standby on the same accelerator and cloud.google.com/gke-tpu-topology so a replacement slice fits; or fall back to elastic slices (xpk --elastic-slices=1).", None, "low"),
     ),
+    scope="spread", stalled_while_pending=True,
 )
 
 SUSPEND_RESUME_FAILURE = FailureClass(
@@ -121,6 +126,7 @@ UNKNOWN_FAILURE = FailureClass(
             "gcloud logging read 'resource.type=\"k8s_container\" resource.labels.cluster_name=\"{{ cluster }}\" resource.labels.pod_name=\"{{ pod }}\" resource.labels.container_name=\"{{ container }}\"' --project={{ project }} --freshness=1d --limit=300 --format='value(timestamp,textPayload)'", "read-only"),
         Fix("See the JobSet's conditions and the first failed Job.", "kubectl get jobset {{ jobset }} -n {{ namespace }} -o jsonpath='{.status.conditions}'", "read-only"),
     ),
+    names_jobset=True, leans_on=("serial_console",),
 )
 
 FAMILY = (SLICES_NOT_READY, WORKLOAD_STALLED, ELASTIC_RECOVERY_EXHAUSTED, HOT_SWAP_FAILURE, SUSPEND_RESUME_FAILURE,

@@ -45,6 +45,7 @@ HBM_OOM = FailureClass(
         Fix("Reduce per-device memory: smaller per-device batch or sequence length, shard parameters and optimizer state (check for accidental replication), donate buffers (donate_argnums), rematerialise with jax.checkpoint, use bf16, or move to a larger topology; XLA flag --xla_tpu_rematerialization_algo=PEAK_PRIORITY can help at compile time.", None, "low"),
         Fix("{% if 'bottom of memory' in evidence_text or 'fragmentation' in evidence_text %}The runtime could not reserve the program's scratch space in one piece at the bottom of HBM: there is enough free memory in total but it is fragmented by buffers that are still alive (the error says how much compaction would free). Free or donate the previous phase's buffers before the new program runs (e.g. after switching sequence length, drop old train states and jitted executables, jax.clear_caches()), lower the new phase's per-device batch or sequence length, or rematerialise; rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true to see what holds HBM.{% else %}For an allocation failure at run time (E0100, 'Error allocating device buffer'), drop references to arrays you no longer need (old train states, EMA or eval copies: check len(jax.live_arrays())) and rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true in the Pathways worker env so the allocator dumps what holds HBM.{% endif %}", None, "low"),
     ),
+    names_jobset=True,
 )
 
 HOST_OOM = FailureClass(
@@ -93,6 +94,7 @@ XLA_COMPILE_ERROR = FailureClass(
         Fix("For a Pallas/Mosaic kernel, dump what Mosaic emitted with LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=/tmp/mosaic and cast operands to a type this TPU generation's MXU supports (bf16/f32; fp8 and int4 are not native on older chips); keep --xla_mosaic_compat_mode on.", None, "low"),
         Fix("For a SparseCore allocation failure (E3000, 'memref.alloca' ... exceeds the legitimate user allocatable offset), dump the SparseCore MLIR with --xla_sc_dump_mlir_to=/tmp/sc, lower max_ids_per_partition / max_unique_ids_per_partition of the embedding tables, or disable SparseCore collective offload (--xla_tpu_enable_sparse_core_collective_offload_all_reduce=false).", None, "low"),
     ),
+    names_jobset=True,
 )
 
 USER_CODE_ERROR = FailureClass(
@@ -112,6 +114,7 @@ USER_CODE_ERROR = FailureClass(
         Fix("Fix the code or dependency named at the bottom of the traceback and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low"),
         Fix("If the traceback ends inside site-packages, a dependency in the client image does not fit jax {{ jax_version }}: upgrade or pin it to a release built for this JAX (pip install -U <package>), run pip check in the image, and rebuild.", None, "low"),
     ),
+    names_jobset=True, explained_by_any=True,
 )
 
 MEGASCALE_HANG = FailureClass(

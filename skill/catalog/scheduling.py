@@ -72,6 +72,7 @@ JOBSET_REJECTED = FailureClass(
         Fix("{% if 'podFailurePolicy' in evidence_text %}Fix the worker template: podFailurePolicy needs restartPolicy: Never in the pod template; or drop podFailurePolicy and keep restartPolicy: OnFailure (what xpk and pathwaysutils generate).{% elif '63 characters' in evidence_text or 'coordinator label' in evidence_text %}Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.{% elif 'jobset-webhook-service' in evidence_text %}Pin the controller image to a released tag (registry.k8s.io/jobset/jobset:<version>) and give it a CPU node it always fits on, so the webhook does not disappear with a node or a garbage-collected staging tag.{% elif invalid_field %}Fix `{{ invalid_field }}` in the JobSet's template (the API server says: {{ invalid_reason }}), check the change with `kubectl apply --dry-run=server -f <fixed-manifest>.yaml`, then recreate the JobSet.{% else %}Fix the field the API server names in the error, then recreate the JobSet.{% endif %}", None, "low"),
     ),
     sources=("event", "object"),
+    scope="spread", names_jobset=True, status_when_root="stalled",
 )
 
 KUEUE_ADMISSION_BLOCKED = FailureClass(
@@ -107,6 +108,7 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         Fix("{% if 'selector' in evidence_text %}Submit to a LocalQueue whose ClusterQueue admits this namespace, or add this namespace to the ClusterQueue's spec.namespaceSelector (matchLabels / matchExpressions on kubernetes.io/metadata.name); the suspended JobSet is admitted once the selector matches.{% elif 'inactive' in evidence_text or 'missing' in evidence_text %}Make the ClusterQueue active again: create the ResourceFlavor it references (with the node labels of the TPU pool, e.g. cloud.google.com/gke-tpu-accelerator and topology), or edit spec.resourceGroups[].flavors[].name to the ResourceFlavor that exists now; the suspended JobSet is admitted once the queue is active.{% elif 'maximum capacity' in evidence_text %}The request is above the most the queue can ever grant, so waiting will not help: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.{% else %}The quota is held by other admitted workloads: wait for them, delete finished JobSets that still hold it, or raise the ClusterQueue's nominalQuota / let it borrow from its cohort.{% endif %}", None, "low"),
     ),
     sources=("event",),
+    scope="spread", names_jobset=True, status_when_root="stalled",
 )
 
 TPU_CAPACITY_UNAVAILABLE = FailureClass(
@@ -143,6 +145,7 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
     # The scheduler's "didn't match Pod's node affinity/selector" describes the nodes that exist, before any scale-up;
     # a scale-up tried (and refused for capacity) for the same pods proves a pool matches, whichever was logged first.
     explains_earlier=("node_selector_mismatch",),
+    scope="spread", names_jobset=True, status_when_root="stalled", leans_on=("autoscaler",),
 )
 
 TPU_QUOTA_EXCEEDED = FailureClass(
@@ -165,6 +168,7 @@ TPU_QUOTA_EXCEEDED = FailureClass(
     ),
     sources=("event",),
     explains_earlier=("node_selector_mismatch",),  # as for capacity: a refused scale-up proves a pool matches
+    scope="spread", names_jobset=True, status_when_root="stalled", leans_on=("autoscaler",),
 )
 
 NODE_SELECTOR_MISMATCH = FailureClass(
@@ -192,6 +196,7 @@ NODE_SELECTOR_MISMATCH = FailureClass(
         Fix("Regenerate the manifest (xpk or pathwaysutils PathwaysJobSet) so cloud.google.com/gke-tpu-accelerator, cloud.google.com/gke-tpu-topology, the RM --instance_type and the worker completions match the node pool; delete stale JobSets that still hold nodes under exclusive placement.", None, "low"),
     ),
     sources=("event",),
+    scope="spread", names_jobset=True, status_when_root="stalled", leans_on=("autoscaler",),
 )
 
 FAMILY = (JOBSET_REJECTED, KUEUE_ADMISSION_BLOCKED, TPU_CAPACITY_UNAVAILABLE, TPU_QUOTA_EXCEEDED, NODE_SELECTOR_MISMATCH)

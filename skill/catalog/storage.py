@@ -29,6 +29,7 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
         Fix("Create the bucket the workload names (only if that name is the intended one), in the cluster's region.",
             "gcloud storage buckets create {{ bucket }} --project={{ project }} --location={{ region }} --uniform-bucket-level-access", "high", unless=("lifecycle_full",)),
     ),
+    bucket_from_scratch=True,
 )
 
 GCS_PERMISSION_DENIED = FailureClass(
@@ -135,6 +136,7 @@ COMPILATION_CACHE_FAILURE = FailureClass(
             "gcloud storage ls -l '{{ bucket }}/**/compilation_cache/**' | tail -20", "read-only"),
         Fix("{% if '429' in evidence_text or 'rate limit' in evidence_text %}A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same object name): stagger restarts, and give each workload its own scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<workload>) so concurrent runs do not rewrite the same entries.{% else %}Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.{% endif %}", None, "low"),
     ),
+    bucket_from_scratch=True,
 )
 
 FAMILY = (GCS_SCRATCH_MISCONFIGURED, GCS_PERMISSION_DENIED, CHECKPOINT_FAILURE, COMPILATION_CACHE_FAILURE)

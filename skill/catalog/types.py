@@ -71,6 +71,24 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Absence:
+    """A class decided from what is missing, by one of the classifier's generic checks (classify.ABSENCE_CHECKS):
+
+    - "milestone_missing": after the latest `after` milestone, no complete `expect` milestone (n/n) within `wait_s`;
+      `refine` names extra checks that locate the cause ("rm_address", "slice_count").
+    - "progress_stopped": the last progress line is at least `wait_s` and `intervals` step intervals before "now".
+    """
+
+    kind: str
+    score: float
+    wait_s: int
+    after: str = ""
+    expect: str = ""
+    intervals: int = 0
+    refine: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FailureClass:
     """One taxonomy class: its signatures, what it implicates and explains, and how to fix it."""
 
@@ -90,6 +108,16 @@ class FailureClass:
     # Classes this one explains even when their evidence was logged first (it is what this cause looks like before it is
     # reported), as long as this one is strong: e.g. a failed scale-up over the scheduler's selector view of existing nodes.
     explains_earlier: tuple[str, ...] = ()
+    # Where the cause sits: "host" (one pod or node: cite the lines of the first strong host), "spread" (every pending
+    # worker at once: cite them all) or "node" (a VM that went away: name the pods that ran on it).
+    scope: str = "host"
+    names_jobset: bool = False  # the cause is in the program or the JobSet's spec: the JobSet is an entity
+    bucket_from_scratch: bool = False  # an error line without a bucket means the Pathways scratch location's
+    status_when_root: str = ""  # the status this class implies as the root cause, when nothing exited or restarted
+    stalled_while_pending: bool = False  # as the root, stalled while a pod is Pending (a replacement waits)
+    leans_on: tuple[str, ...] = ()  # evidence sources (catalog.sources.VERDICT_SOURCES) whose absence is a gap
+    absence: Absence | None = None  # decided from a missing milestone or progress, not from signatures
+    explained_by_any: bool = False  # any candidate that comes first explains it (a generic error in the program)
 
 
 @dataclass(frozen=True)
