@@ -57,14 +57,14 @@ def replay(folder: Path) -> dict:
     from skill.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
-    analysis = analyse_replay(folder)
+    analysis = analyse_replay(folder, digest=True)
     d = build(analysis, logging_requests=0)
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     digest = digest_of(analysis, d)
     # what skill.ask adds to the seeded diagnose result (the digest under "log_digest"), measured on the rendering
     received = (estimate_tokens(render_tool_result("diagnose", {**d.to_json_dict(), "log_digest": digest}))
                 - estimate_tokens(render_tool_result("diagnose", d.to_json_dict())))
-    return {"seconds": seconds, "cpu_seconds": cpu, "entries": analysis.source.stats.entries_read,
+    return {"seconds": seconds, "cpu_seconds": cpu, "entries": analysis.stats.entries_read,
             "peak_rss_mib": _rss_mib(), "digest_tokens": received,
             "digest_groups": len(digest["groups"]), "digest_groups_total": digest["groups_total"],
             **_verdict(d, analysis)}

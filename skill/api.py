@@ -28,7 +28,7 @@ def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | 
 
 
 def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None,
-                   namespace: str | None = None) -> Analysis:
+                   namespace: str | None = None, digest: bool = False) -> Analysis:
     """The analysis of an export folder, before it becomes a Diagnosis (the tools reuse it)."""
     source = ReplaySource(folder)
     objects = usable_objects(source.objects(), source.stats)
@@ -50,7 +50,7 @@ def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | N
     start = source.stats.first_ts or end
     scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace,
                   cluster=_common(inventory.clusters), project=_common(inventory.projects))
-    analysis = analyse(source, scope, objects, now_ns=end)
+    analysis = analyse(source, scope, objects, now_ns=end, digest=digest)
     analysis.model.location = analysis.model.location or _common(inventory.locations)
     return analysis
 

@@ -193,7 +193,7 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
     t0 = time.monotonic()
     model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     tools = tools or registry()
-    analysis = analyse_replay(replay, jobset=jobset)
+    analysis = analyse_replay(replay, jobset=jobset, digest=True)
     base = build(analysis, logging_requests=0)  # = diagnose_replay, keeping the analysis for the digest
     digest = digest_of(analysis, base)  # the logs behind it, grouped, within 8,000 tokens (skill.digest); seeded
     # inside the diagnose result, so the model gets both in one untrusted-data block

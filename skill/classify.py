@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 
 from .catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from .model import Workload
+from .records import rm_address
 from .signals import Signal
 
 NS = 1_000_000_000
 CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
-STRONG = 0.8
+STRONG = 0.8  # a candidate this strong is a root cause before weaker ones, whatever their time
 CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the symptom it explains (clocks, buffering)
 # A program is still running when its last activity is within the progress-stopped check's wait of the end.
 STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
@@ -113,7 +114,7 @@ def _milestone_missing(model: Workload, cls: FailureClass, rule: Absence) -> Hyp
 
 def _rm_address(model: Workload, h: Hypo) -> None:
     """Workers registering with another resource manager than this JobSet's head: the template's arguments are wrong."""
-    expected = f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001" if model.jobset else None
+    expected = rm_address(model.jobset) if model.jobset else None
     wrong = [s for s in model.milestones.get("worker_rm_address", []) if expected and s.groups.get("addr") != expected]
     if wrong:
         h.located = sorted(wrong, key=lambda s: s.ts)[:3]
@@ -238,7 +239,7 @@ def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
     return "failed"
 
 
-STUCK_PENDING_NS = 5 * 60 * 1_000_000_000  # unschedulable this long after the last restart, to the end: stalled
+STUCK_PENDING_NS = 5 * 60 * NS  # unschedulable this long after the last restart, to the end: stalled
 
 
 def _pending_since_last_restart(model: Workload, symptoms: list[Signal]) -> bool:
@@ -248,6 +249,24 @@ def _pending_since_last_restart(model: Workload, symptoms: list[Signal]) -> bool
     last_restart = max((s.ts for s in symptoms if s.target == "jobset_restarting"), default=0)
     since = [s.ts for s in symptoms if s.target == "unschedulable" and s.ts > last_restart]
     return bool(since) and model.now - min(since) >= STUCK_PENDING_NS
+
+
+def thresholds() -> list[tuple[str, str]]:
+    """The classifier's knobs in words, for the generated references (one place states them: this module)."""
+    out = [("candidate", f"a class needs evidence >= {CANDIDATE} to be a candidate (a signature below that only supports)"),
+           ("strong", f"a candidate >= {STRONG} is a root cause before weaker ones, whatever their time"),
+           ("cause lead", f"a cause may be logged up to {CAUSE_LEAD_NS // NS} s after the symptom it explains"),
+           ("recovered", f"a fault followed by {RECOVERED_LINES}+ activity lines over {RECOVERED_NS // NS // 60} min, "
+                         "running at the end, resolved"),
+           ("stuck pending", f"pods unscheduled {STUCK_PENDING_NS // NS // 60} min after the last restart make the "
+                             "status stalled")]
+    for cls in CLASSES:
+        if (a := cls.absence) is not None:
+            rule = (f"no complete `{a.expect}` within {a.wait_s // 60} min of the latest `{a.after}`"
+                    if a.kind == "milestone_missing" else
+                    f"no progress for {a.wait_s // 60} min and {a.intervals} step intervals")
+            out.append((cls.id, f"{rule} (score {a.score})"))
+    return out
 
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:

@@ -166,5 +166,7 @@ def digest_of(analysis, diagnosis=None, max_tokens: int = MAX_TOKENS) -> dict:
     else:
         ids = [s.record.id for s in analysis.verdict.root.strong_signals] if analysis.verdict.root else []
     evidence = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
-    return analysis.digest.render(entries_read=analysis.source.stats.entries_read, evidence=evidence,
+    if analysis.digest is None:
+        raise ValueError("the analysis was run without a digest: call analyse(..., digest=True)")
+    return analysis.digest.render(entries_read=analysis.stats.entries_read, evidence=evidence,
                                   verdict=verdict, max_tokens=max_tokens)

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .classify import Verdict, classify
 from .digest import Digest
 from .errors import AmbiguousWorkload, InputError
+from .facts import FactReader, fact_signals, workload_roles
 from .model import Workload
 from .objects import jobset_records, node_records, pod_records
 from .queries import Scope, node_queries, presence_queries, workload_queries
 from .records import Record, parse_ts, record_from_entry, record_from_event
 from .signals import Matcher, Signal
-from .sources.base import LogQuery, Source
+from .sources.base import Source, SourceStats
 
 NS = 1_000_000_000
 _MATCHER: Matcher | None = None
@@ -27,6 +28,22 @@ def matcher() -> Matcher:
     return _MATCHER
 
 
+@dataclass(frozen=True)
+class RunStats:
+    """What a run read, as the budget and data_gaps report it: the source's counts, with the entries the source
+    handed over that could not be normalised moved from read to skipped."""
+
+    logging_requests: int
+    entries_read: int
+    entries_skipped: int
+    gaps: tuple[str, ...]
+
+    @classmethod
+    def of(cls, src: SourceStats, unusable: list[str]) -> RunStats:
+        gaps = tuple(dict.fromkeys([*src.gaps, *unusable]))
+        return cls(src.logging_requests, src.entries_read - len(unusable), src.entries_skipped + len(unusable), gaps)
+
+
 @dataclass
 class Analysis:
     """Everything one run found, before it is turned into the Diagnosis contract."""
@@ -35,11 +52,9 @@ class Analysis:
     verdict: Verdict
     causes: list[Signal]
     symptoms: list[Signal]
-    source: Source
+    stats: RunStats
     seconds: float
-    gaps: list[str] = field(default_factory=list)
-    queries: list[LogQuery] = field(default_factory=list)
-    digest: Digest = field(default_factory=Digest)  # every record taken, grouped into templates (skill.digest)
+    digest: Digest | None = None  # every record taken, grouped into templates (skill.digest), when asked for
 
 
 def jobsets_in(objects: Iterable[dict]) -> set[str]:
@@ -73,15 +88,16 @@ def _belongs(obj: dict, jobset: str) -> bool:
 class Collector:
     """Turns raw entries and objects into records once each, feeding the model and collecting signals."""
 
-    def __init__(self, model: Workload, source: Source):
+    def __init__(self, model: Workload, digest: bool = False):
         self.model = model
-        self.source = source
         self.causes: list[Signal] = []
         self.symptoms: list[Signal] = []
+        self.unusable: list[str] = []  # gaps of entries read that could not be normalised: skipped, not read
         self._seen: set[str] = set()
         self._object_events: dict[tuple, list[tuple[int, int]]] = {}
         self.m = matcher()
-        self.digest = Digest()
+        self.digest = Digest() if digest else None
+        self.facts = FactReader()
 
     def index_object_events(self, objects: list[dict]) -> None:
         """Events also exported with kubectl are cited by their uid; their copies in the events log are skipped."""
@@ -104,9 +120,7 @@ class Collector:
                 rec = record_from_entry(entry)
             except (KeyError, TypeError, AttributeError, ValueError):
                 # the source counted it as read; it is skipped instead, so each input entry is counted once
-                self.source.stats.entries_read -= 1
-                self.source.stats.entries_skipped += 1
-                self.source.stats.gap(f"entry {key!r}: not a usable LogEntry; skipped it")
+                self.unusable.append(f"entry {key!r}: not a usable LogEntry; skipped it")
                 continue
             if rec.source == "event" and self._known_object_event(rec):
                 continue
@@ -132,8 +146,10 @@ class Collector:
 
     def take(self, rec: Record) -> None:
         self.model.add_record(rec)
+        self.facts.add(rec)
         sigs = self.m.match(rec)
-        self.digest.add(rec, sigs)
+        if self.digest is not None:
+            self.digest.add(rec, sigs)
         for sig in sigs:
             if sig.kind == "milestone":
                 self.model.add_milestone(sig)
@@ -160,13 +176,14 @@ def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inve
     return names.pop()
 
 
-def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | None = None) -> Analysis:
-    """Read the workload's evidence from the source in two phases and classify it."""
+def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | None = None, *,
+            digest: bool = False) -> Analysis:
+    """Read the workload's evidence from the source in two phases and classify it (with the digest, if asked)."""
     t0 = time.monotonic()
     model = Workload(jobset=scope.jobset, namespace=scope.namespace, cluster=scope.cluster, project=scope.project)
     mine = [o for o in objects if _belongs(o, scope.jobset)]
     model.add_objects(mine)
-    col = Collector(model, source)
+    col = Collector(model, digest)
     col.index_object_events([o for o in mine if o.get("kind") == "Event"])
     q1 = workload_queries(scope)
     col.take_entries(source.read(q1))
@@ -181,5 +198,5 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     model.now = now_ns or source.stats.last_ts or scope.end_ns
     model.finish()
     verdict = classify(model, col.causes, col.symptoms)
-    return Analysis(model, verdict, col.causes, col.symptoms, source, time.monotonic() - t0, queries=q1 + q2 + q3,
-                    digest=col.digest)
+    return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
+                    time.monotonic() - t0, col.digest)

@@ -14,7 +14,7 @@ from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, Roo
 from .engine import Analysis
 from .model import Workload
 from .query import quote
-from .records import Record, format_ns
+from .records import HEAD_JOB, Record, format_ns, is_head_pod, rm_address
 from .redact import redact
 from .signals import Signal
 
@@ -54,7 +54,7 @@ def _primary(root: Hypo) -> list[Signal]:
     same = [s for s in strong if (pod and _pod_of(s) == pod) or (node and _node_of(s) == node)]
     # The same error surfacing in the user's program (the client on the head) is what stopped the run: cite it too.
     client = [s for s in strong if s not in same and s.record.source == "container" and s.record.pod
-              and "-pathways-head-" in s.record.pod and s.record.container not in PATHWAYS_CONTAINERS
+              and is_head_pod(s.record.pod) and s.record.container not in PATHWAYS_CONTAINERS
               and s.pattern.regex in {x.pattern.regex for x in same}]
     # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
     client.sort(key=lambda s: s.ts)
@@ -221,14 +221,14 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
         "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
         "region": re.sub(r"-[a-z]$", "", location), "pod": pod, "node": node, "container": container,
-        "head_pod": model.head_pod or f"{model.jobset}-pathways-head-0-0-<id>", "user_container": user_container,
+        "head_pod": model.head_pod or f"{model.jobset}-{HEAD_JOB}-0-0-<id>", "user_container": user_container,
         "image": image, "image_repo": image.rsplit(":", 1)[0] if ":" in image else image,
         "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
         "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
         "principal": sa.group(1) if sa else "The workload's identity", "detail": detail, "evidence_text": evidence_text,
         "client_python": client_py, "sidecar_python": sidecar_py,
         "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
-        "expected_rm_address": f"{model.jobset}-pathways-head-0-0.{model.jobset}:29001",
+        "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
@@ -302,7 +302,7 @@ def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[Timeli
 
 
 def data_gaps(a: Analysis) -> list[str]:
-    m, gaps = a.model, list(a.source.stats.gaps)
+    m, gaps = a.model, list(a.stats.gaps)
     if "container" not in m.sources_seen:
         gaps.append(f"no container logs of JobSet {m.jobset}: its pods' own output could not be checked")
     if not ({"kubelet", "node-problem-detector", "container-runtime"} & m.logs_seen):
@@ -354,7 +354,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
                   for h in v.ranked]
     fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk)
              for f in cls.fixes if f.applies(matched)]
-    stats = a.source.stats
+    stats = a.stats
     return Diagnosis(
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,
                              location=m.location),

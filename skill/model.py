@@ -7,11 +7,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .objects import SPOT_LABELS, spot_placement
-from .records import Record, parse_ts
+from .records import HEAD_JOB, Record, is_head_pod, parse_ts
 from .signals import Signal
 
 _WORKER = re.compile(r"-(?:pathways-)?worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
-_HEAD = re.compile(r"-pathways-head-\d+-\d+(?:-[a-z0-9]{5})?$")
 PROGRESS_KEEP = 400
 
 
@@ -47,7 +46,7 @@ def role_of(pod: str, labels: dict | None = None) -> tuple[str, int | None, int 
     """head / worker (with slice and host index) / other, from the pod's name or JobSet labels."""
     labels = labels or {}
     rjob = labels.get("jobset.sigs.k8s.io/replicatedjob-name", "")
-    if _HEAD.search(pod) or rjob == "pathways-head":
+    if is_head_pod(pod) or rjob == HEAD_JOB:
         return "head", None, None
     m = _WORKER.search(pod)
     if m:

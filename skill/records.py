@@ -271,3 +271,16 @@ def record_from_event(ev: dict) -> Record:
     rec = Record(id=str(meta["uid"]), ts=ts, source="event", log="events", text="")
     _fill_event(rec, ev)
     return rec
+
+
+HEAD_JOB = "pathways-head"  # the replicated job of the head pod (resource manager, proxy, the user's client)
+
+
+def is_head_pod(pod: str | None) -> bool:
+    """A pod of the head job, by its name: <jobset>-pathways-head-<job index>-<pod index>[-<suffix>]."""
+    return bool(pod) and f"-{HEAD_JOB}-" in pod
+
+
+def rm_address(jobset: str) -> str:
+    """Where a JobSet's workers must find its resource manager: the head pod's stable DNS name, port 29001."""
+    return f"{jobset}-{HEAD_JOB}-0-0.{jobset}:29001"

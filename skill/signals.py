@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import re2
 
 from .catalog import CLASSES, MILESTONES, SYMPTOMS
+from .catalog.facts import FACT_LINES
 from .catalog.types import Pattern
 from .query import RE2_MAX_MEM
 from .records import Record

@@ -55,7 +55,7 @@ def test_digest_is_bounded_whatever_the_budget(tmp_path):
     from bench.generate import write
 
     write(shape_for(2000), tmp_path)
-    a = analyse_replay(tmp_path)
+    a = analyse_replay(tmp_path, digest=True)
     d = build(a, logging_requests=0)
     for budget in (1500, 4000, MAX_TOKENS):
         g = digest_of(a, d, max_tokens=budget)

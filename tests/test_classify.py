@@ -7,10 +7,9 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from skill.catalog import BY_ID
-from skill.catalog import CLASSES
+from skill.catalog import BY_ID, CLASSES
 from skill.classify import ABSENCE_CHECKS, Hypo, classify
-from skill.engine import Collector
+from skill.engine import Collector, RunStats
 from skill.explain import _ENV, _finished, data_gaps, entities
 from skill.model import Workload
 from skill.objects import pod_records
@@ -29,7 +28,7 @@ M = Matcher()
 
 def feed(model: Workload, *records: Record) -> tuple[list, list]:
     """Records through the real collector: milestones into the model, causes and symptoms out."""
-    col = Collector(model, SimpleNamespace(stats=SourceStats()))
+    col = Collector(model)
     for r in records:
         col.take(r)
     return col.causes, col.symptoms
@@ -89,7 +88,7 @@ def test_a_completed_run_is_worded_as_finished_not_as_making_progress():
 
 
 def _gaps(model: Workload) -> list[str]:
-    a = SimpleNamespace(model=model, source=SimpleNamespace(stats=SourceStats()),
+    a = SimpleNamespace(model=model, stats=RunStats.of(SourceStats(), []),
                         verdict=SimpleNamespace(failure_class="head_pod_evicted", notes=[]))
     return data_gaps(a)
 

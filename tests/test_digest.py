@@ -57,7 +57,7 @@ def test_the_bound_holds_on_many_distinct_lines():
 
 @pytest.mark.parametrize("case", CASES[:6], ids=lambda c: c.name)
 def test_fixture_digest_keeps_evidence_verbatim_and_signals_first(case):
-    a = analyse_replay(case)
+    a = analyse_replay(case, digest=True)
     dg = build(a, logging_requests=0)
     doc = digest_of(a, dg)
     assert doc["tokens_estimate"] <= 8000

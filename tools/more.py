@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skill.api import analyse_replay
 from skill.catalog import BY_ID, MILESTONES
+from skill.classify import CANDIDATE
 from skill.engine import Analysis
 from skill.errors import InputError
 from skill.redact import redact
@@ -80,7 +81,7 @@ def get_workload(p: GetWorkloadInput) -> dict:
         "progress": {"lines": m.progress_count,
                      "last": None if last is None else {"timestamp": last.record.time, "id": last.record.id,
                                                         "text": redact(last.record.text)[:500]}},
-        "data_gaps": list(a.gaps) + [g for g in a.source.stats.gaps if g not in a.gaps],
+        "data_gaps": list(a.stats.gaps),
     }
 
 
@@ -106,11 +107,11 @@ def explain_class(p: ExplainClassInput) -> dict:
     """Explain one failure class of the taxonomy from the catalog; read-only, needs no data.
 
     Returns its title, phase, component, the signatures that detect it (RE2 regex, where it may appear, weight:
-    1.0 proves it alone, below 0.5 only supports), the classes it explains (causes downstream), its look-alikes
+    1.0 proves it alone, below {candidate} only supports), the classes it explains (causes downstream), its look-alikes
     (classes easily confused with it), and its fix templates with risk labels (read-only, low = your code or
     manifest, high = changes the cluster or project). Use it to check a rival hypothesis or to word a fix.
     """
-    fc = BY_ID.get(p.failure_class)
+    fc = BY_ID.get(p.failure_class)  # (the docstring's numbers are filled from skill.classify below)
     if fc is None:
         raise InputError(f"unknown failure_class {p.failure_class!r}; known: {', '.join(sorted(BY_ID))}")
     return {
@@ -121,3 +122,6 @@ def explain_class(p: ExplainClassInput) -> dict:
         "fixes": [{"summary": f.summary, "command": f.command, "risk": f.risk} for f in fc.fixes],
         "needs_sources": list(fc.sources),
     }
+
+
+explain_class.__doc__ = (explain_class.__doc__ or "").replace("{candidate}", str(CANDIDATE))  # stated in one place

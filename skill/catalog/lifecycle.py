@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import Absence, FailureClass, Fix, Pattern
+from .types import Absence, FactRule, FailureClass, Fix, Pattern
 
 # What the recovery mechanisms exist to survive: slice and host losses, and the capacity a replacement waits for.
 _INTERRUPTIONS = ("spot_preemption", "host_maintenance", "node_lost", "tpu_hardware_failure", "node_kernel_error")
@@ -61,6 +61,9 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
         Fix("A slice that fails the _simple_execution health check on every attempt is faulty: find its nodes and take them out of scheduling before retrying.",
             "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} -o custom-columns=POD:.metadata.name,SLICE:.metadata.labels.jobset\\.sigs\\.k8s\\.io/job-index,NODE:.spec.nodeName,RESTARTS:.status.containerStatuses[*].restartCount", "read-only"),
         Fix("Raise ElasticRetryLimit(max_attempts) or the slice wait timeout, lower minimum_slice_count in Manager.elastic_retry so training continues on the surviving slices, and fix the capacity that kept the slice away (resubmit with xpk --elastic-slices=1 --max-slice-restarts=3 on a reservation rather than Spot).", None, "low"),
+    ),
+    facts=(
+        FactRule(0.8, raised_in=("elastic",), exception=".", note="an error raised by pathwaysutils' elastic manager"),
     ),
 )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern
 
 _PC = ("Pod", "Container")
 _PJ = ("Pod", "JobSet")  # the hang detector reports on worker 0; the hang is the whole program's
@@ -46,6 +46,10 @@ HBM_OOM = FailureClass(
         Fix("{% if 'bottom of memory' in evidence_text or 'fragmentation' in evidence_text %}The runtime could not reserve the program's scratch space in one piece at the bottom of HBM: there is enough free memory in total but it is fragmented by buffers that are still alive (the error says how much compaction would free). Free or donate the previous phase's buffers before the new program runs (e.g. after switching sequence length, drop old train states and jitted executables, jax.clear_caches()), lower the new phase's per-device batch or sequence length, or rematerialise; rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true to see what holds HBM.{% else %}For an allocation failure at run time (E0100, 'Error allocating device buffer'), drop references to arrays you no longer need (old train states, EMA or eval copies: check len(jax.live_arrays())) and rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true in the Pathways worker env so the allocator dumps what holds HBM.{% endif %}", None, "low"),
     ),
     names_jobset=True,
+    facts=(
+        FactRule(0.85, code=("RESOURCE_EXHAUSTED",), message=r"(?i)\bhbm\b|\bvmem\b|device memory|out of memory|allocat",
+                 note="RESOURCE_EXHAUSTED naming device memory"),
+    ),
 )
 
 HOST_OOM = FailureClass(

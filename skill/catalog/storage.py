@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern
 
 _B = ("Pod", "Container", "Bucket")
 
@@ -57,6 +57,12 @@ GCS_PERMISSION_DENIED = FailureClass(
         Fix("Grant the identity object access on the bucket (the node service account for hostNetwork Pathways pods, or the Workload Identity principal).",
             "gcloud storage buckets add-iam-policy-binding {{ bucket }} --member=serviceAccount:{{ service_account }} --role=roles/storage.objectAdmin", "high"),
     ),
+    facts=(
+        FactRule(0.9, role=("*",), http=(403,), entities=("Pod", "Container", "Bucket", "ServiceAccount"),
+                 note="Cloud Storage answered 403 Forbidden on an object the workload uses"),
+        FactRule(0.85, role=("*",), code=("PERMISSION_DENIED",), entities=("Pod", "Container", "Bucket", "ServiceAccount"),
+                 note="PERMISSION_DENIED on a Cloud Storage object"),
+    ),
 )
 
 CHECKPOINT_FAILURE = FailureClass(
@@ -108,6 +114,13 @@ CHECKPOINT_FAILURE = FailureClass(
             "gcloud storage ls '<checkpoint_dir>/*/_CHECKPOINT_METADATA'", "read-only"),
         Fix("Restore from the latest complete step (CheckpointManager.latest_step() / all_steps()), not a step recorded elsewhere; delete or move aside an incomplete step directory so it is not picked up again.", None, "low"),
     ),
+    facts=(
+        FactRule(0.85, raised_in=("checkpoint",), exception=".", note="an error raised from Orbax / TensorStore frames"),
+        FactRule(0.85, role=("checkpoint",), http=(404, 408, 409, 412, 429, 500, 502, 503, 504),
+                 entities=("Pod", "Container", "Bucket"), note="Cloud Storage refused a request on the checkpoint directory"),
+        FactRule(0.8, role=("checkpoint",), exception=".", entities=("Pod", "Container", "Bucket"),
+                 note="an error on an object under the checkpoint directory"),
+    ),
 )
 
 COMPILATION_CACHE_FAILURE = FailureClass(
@@ -137,6 +150,14 @@ COMPILATION_CACHE_FAILURE = FailureClass(
         Fix("{% if '429' in evidence_text or 'rate limit' in evidence_text %}A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same object name): stagger restarts, and give each workload its own scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<workload>) so concurrent runs do not rewrite the same entries.{% else %}Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.{% endif %}", None, "low"),
     ),
     bucket_from_scratch=True,
+    facts=(
+        FactRule(0.85, raised_in=("compilation_cache",), exception=".",
+                 note="an error raised from the JAX compilation cache's frames"),
+        FactRule(0.85, role=("compilation_cache",), http=(404, 408, 409, 412, 429, 500, 502, 503, 504),
+                 entities=("Pod", "Container", "Bucket"), note="Cloud Storage refused a request on the compilation cache"),
+        FactRule(0.8, role=("compilation_cache",), exception=".", entities=("Pod", "Container", "Bucket"),
+                 note="an error on an entry under the compilation cache directory"),
+    ),
 )
 
 FAMILY = (GCS_SCRATCH_MISCONFIGURED, GCS_PERMISSION_DENIED, CHECKPOINT_FAILURE, COMPILATION_CACHE_FAILURE)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..records import is_head_pod
+
 PATHWAYS_CONTAINERS = ("pathways-rm", "pathways-proxy", "pathways-worker")
 
 
@@ -32,7 +34,7 @@ class Pattern:
     def applies_to(self, source: str, container: str | None, log: str, pod: str | None = None) -> bool:
         if source not in self.sources:
             return False
-        if self.head_only and (pod is None or "-pathways-head-" not in pod):
+        if self.head_only and not is_head_pod(pod):
             return False
         if self.containers and container not in self.containers:
             return False
@@ -68,6 +70,35 @@ class Text:
 
     def applies(self, matched: frozenset[str]) -> bool:
         return (not self.when or bool(matched & set(self.when))) and not (matched & set(self.unless))
+
+
+@dataclass(frozen=True)
+class FactRule:
+    """Evidence read from structure, not wording (skill.facts): which component raised an error, what kind of error,
+    on which resource, and what the workload uses that resource for. Every field set must hold; empty ones are free.
+
+    Signatures stay the high-precision evidence; a fact rule widens what a class understands (a reworded Orbax error
+    is still raised from Orbax's frames; a 429 under the compilation cache directory is a cache problem)."""
+
+    weight: float
+    raised_in: tuple[str, ...] = ()  # the component of the innermost frame outside the standard library and transports
+    through: tuple[str, ...] = ()  # a frame of one of these components anywhere in the traceback
+    exception: str = ""  # RE2 on the exception's type name (ValueError, orbax...StepAlreadyExistsError)
+    code: tuple[str, ...] = ()  # absl / gRPC status codes named on the error line
+    http: tuple[int, ...] = ()  # HTTP statuses named on the error line
+    role: tuple[str, ...] = ()  # what the workload uses the object the error names for (catalog.facts.PATH_ROLES)
+    message: str = ""  # RE2 on the error line's text
+    entities: tuple[str, ...] = ("Pod", "Container")
+    note: str = ""
+    id: str = ""  # as Pattern.id: which fix and explanation variants answer it
+
+    @property
+    def key(self) -> str:
+        """A stable description, used where a signature's regex would be (deduplication, references)."""
+        parts = [f"{k}={'|'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in (
+            ("raised_in", self.raised_in), ("through", self.through), ("exception", self.exception), ("code", self.code),
+            ("http", self.http), ("role", self.role), ("message", self.message)) if v]
+        return "fact: " + " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -118,6 +149,7 @@ class FailureClass:
     leans_on: tuple[str, ...] = ()  # evidence sources (catalog.sources.VERDICT_SOURCES) whose absence is a gap
     absence: Absence | None = None  # decided from a missing milestone or progress, not from signatures
     explained_by_any: bool = False  # any candidate that comes first explains it (a generic error in the program)
+    facts: tuple[FactRule, ...] = ()  # evidence read from structure (skill.facts), beside the signatures
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,211 @@
+"""The facts layer: what error lines say in structure, read without matching the catalog's sentences.
+
+From each container line, and from consecutive lines of one container that together form one Python traceback (the
+container runtime writes stderr one LogEntry per line), it extracts typed facts: the exception and the component that
+raised it (from the frames' packages), absl/gRPC status codes, HTTP statuses, the Cloud Storage object named and
+what the workload uses it for (from its specs). The catalog's fact rules (FailureClass.facts) turn facts into signals
+on the line that holds the error, so they rank with the signatures' signals. Pure: no I/O."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from .catalog import CLASSES
+from .catalog.facts import COMPONENTS, HTTP_NAMES, PATH_ROLES, SEGMENT_ROLES, STATUS_CODES
+from .catalog.types import FactRule, Pattern
+from .records import Record
+from .signals import Signal, addressed_to_a_reader
+
+GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [\w.\-]+:\d+\] ")
+HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
+FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
+EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Exhausted|Timeout|Failure)"
+                       r"|(?:[a-z_]\w*\.)+_?[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+CODE = re.compile(r"\b(" + "|".join(STATUS_CODES) + r")\b")
+HTTP = re.compile(r"(?:\bHTTP(?:/[\d.]+)?\s*|\bstatus(?:[ _]code)?\s*[=:]?\s*|\bcode\s*[=:]\s*|^|:\s|\b(?:GET|PUT|POST|PATCH|DELETE)\b.{0,20}?)"
+                  r"\b([45]\d\d)\b|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b")
+GS = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})(/[^\s'\"`,;)\]}>]*)?")
+JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})/o"
+                      r"(?:/([^?\s'\"]+)|\?[^\s'\"]*?\bname=([^&\s'\"]+))?")
+XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/)([a-z0-9][a-z0-9._-]{1,220})/([^?\s'\"]+)")
+_COMPONENTS = [(name, re.compile(rx)) for name, rx in COMPONENTS]
+_SKIPPED = {"stdlib", "transport"}
+FRAME_GAP_NS = 5_000_000_000  # frames further apart than this from the next line belong to another traceback
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One error line, read for structure. `record` is the entry that holds it (the key evidence)."""
+
+    record: Record
+    exception: str = ""
+    message: str = ""
+    raised_in: str = ""  # the component of the innermost frame outside the standard library and transports
+    through: frozenset[str] = frozenset()
+    codes: frozenset[str] = frozenset()
+    http: frozenset[int] = frozenset()
+    url: str = ""  # gs://bucket/object, when the line names a Cloud Storage object
+    role: str = ""  # what the workload uses that object for ("" unknown)
+
+
+def component(path: str) -> str:
+    """The component a frame's file belongs to: catalog.facts.COMPONENTS, else the user's own code."""
+    return next((name for name, rx in _COMPONENTS if rx.search(path)), "user")
+
+
+@dataclass
+class Roles:
+    """What the workload uses Cloud Storage locations for, read from its specs (container args and env)."""
+
+    prefixes: list[tuple[str, str]] = field(default_factory=list)  # (gs://bucket/path, role), longest first
+
+    def of(self, url: str) -> str:
+        role = next((r for p, r in self.prefixes if url == p or url.startswith(p.rstrip("/") + "/")), "")
+        if role in ("", "output"):
+            rest = url[5:].partition("/")[2]
+            role = next((r for rx, r in SEGMENT_ROLES if re.search(rx, rest)), role)
+        return role
+
+
+_SETTING = re.compile(r"(?:--?)?([A-Za-z_][\w.-]*)\s*[=:]\s*[\"']?(gs://[^\s\"',]+)")
+
+
+def workload_roles(objects: Iterable[dict]) -> Roles:
+    """gs:// locations in the JobSet's and pods' container args, commands and env, with the role their setting names."""
+    found: dict[str, str] = {}
+
+    def note(key: str, url: str) -> None:
+        role = next((r for rx, r in PATH_ROLES if re.search(rx, key, re.I)), "")
+        if role and url not in found:
+            found[url.rstrip("/")] = role
+
+    for obj in objects:
+        for c in _containers(obj):
+            words = [str(w) for w in (c.get("command") or []) + (c.get("args") or []) if isinstance(w, (str, int))]
+            for i, w in enumerate(words):
+                for m in _SETTING.finditer(w):
+                    note(m.group(1), m.group(2))
+                if w.startswith("-") and i + 1 < len(words) and words[i + 1].startswith("gs://"):
+                    note(w.lstrip("-"), words[i + 1])
+            for env in c.get("env") or []:
+                if isinstance(env, dict) and str(env.get("value", "")).startswith("gs://"):
+                    note(str(env.get("name", "")), str(env["value"]))
+    return Roles(sorted(found.items(), key=lambda kv: -len(kv[0])))
+
+
+def _containers(obj: dict) -> list[dict]:
+    """Container specs of a Pod, or of every pod template of a JobSet."""
+    if obj.get("kind") == "Pod":
+        spec = obj.get("spec") or {}
+        return [c for c in (spec.get("containers") or []) + (spec.get("initContainers") or []) if isinstance(c, dict)]
+    if obj.get("kind") != "JobSet":
+        return []
+    out = []
+    for rj in ((obj.get("spec") or {}).get("replicatedJobs") or []):
+        pod = (((rj or {}).get("template") or {}).get("spec") or {}).get("template") or {}
+        out += _containers({"kind": "Pod", "spec": pod.get("spec") or {}})
+    return out
+
+
+class FactReader:
+    """Collects the lines that may carry facts, per container stream, and reads them once everything is in."""
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str | None, str | None], list[tuple[int, int, Record]]] = {}
+        self._n = 0
+
+    def add(self, rec: Record) -> None:
+        if rec.source != "container" or not rec.text or addressed_to_a_reader(rec.text):
+            return
+        self._n += 1
+        self._lines.setdefault((rec.pod, rec.container), []).append((rec.ts, self._n, rec))
+
+    def facts(self, roles: Roles) -> list[Fact]:
+        out: list[Fact] = []
+        for lines in self._lines.values():
+            frames: list[str] = []
+            last_ts = 0
+            for ts, _, rec in sorted(lines, key=lambda t: (t[0], t[1])):
+                if frames and ts - last_ts > FRAME_GAP_NS:
+                    frames = []
+                for line in rec.text.splitlines() or [rec.text]:
+                    line = GLOG.sub("", line, count=1)
+                    if HEADER.match(line):
+                        frames = []
+                    elif (m := FRAME.match(line)) is not None:
+                        frames.append(m.group("path"))
+                    elif line[:1].isspace():
+                        continue  # a source line under a frame
+                    elif (fact := _read(rec, line, frames, roles)) is not None:
+                        out.append(fact)
+                        frames = []
+                last_ts = ts
+        return out
+
+
+def _read(rec: Record, line: str, frames: list[str], roles: Roles) -> Fact | None:
+    """The fact on one error line (with the frames that led to it), or None when it carries nothing structural."""
+    m = EXCEPTION.match(line)
+    exception, message = (m.group("type"), m.group("msg") or "") if m else ("", line)
+    codes = frozenset(CODE.findall(line))
+    http = frozenset(int(a) if a else HTTP_NAMES[b] for a, b in HTTP.findall(line) if a or b)
+    url = _url(line)
+    if not (exception or codes or http):
+        return None
+    comps = [component(p) for p in frames]
+    raised = next((c for c in reversed(comps) if c not in _SKIPPED), "")
+    return Fact(rec, exception, message, raised, frozenset(comps), codes, http, url, roles.of(url) if url else "")
+
+
+def _url(line: str) -> str:
+    if (m := GS.search(line)) is not None:
+        return f"gs://{m.group(1)}{m.group(2) or ''}"
+    if (m := JSON_API.search(line)) is not None:
+        obj = unquote(m.group(2) or m.group(3) or "")
+        return f"gs://{m.group(1)}/{obj}" if obj else f"gs://{m.group(1)}"
+    if (m := XML_API.search(line)) is not None:
+        return f"gs://{m.group(1)}/{unquote(m.group(2))}"
+    return ""
+
+
+def matches(rule: FactRule, f: Fact) -> bool:
+    """Every field the rule sets holds for the fact."""
+    if rule.raised_in and f.raised_in not in rule.raised_in:
+        return False
+    if rule.through and not (f.through & set(rule.through)):
+        return False
+    if rule.exception and not (f.exception and re.search(rule.exception, f.exception)):
+        return False
+    if rule.code and not (f.codes & set(rule.code)):
+        return False
+    if rule.http and not (f.http & set(rule.http)):
+        return False
+    if rule.role and not (f.url and ("*" in rule.role or f.role in rule.role)):
+        return False
+    return not rule.message or re.search(rule.message, f.record.text) is not None
+
+
+_PATTERNS: dict[FactRule, Pattern] = {}
+
+
+def _pattern(rule: FactRule) -> Pattern:
+    """A fact rule in the shape the classifier and the explanation read signals in."""
+    if rule not in _PATTERNS:
+        _PATTERNS[rule] = Pattern(rule.key, rule.weight, ("container",), entities=rule.entities, note=rule.note,
+                                  id=rule.id)
+    return _PATTERNS[rule]
+
+
+def fact_signals(facts: list[Fact]) -> list[Signal]:
+    """The catalog's fact rules on the facts: one cause signal per (fact, class), the strongest rule's."""
+    out = []
+    for f in facts:
+        for cls in CLASSES:
+            best = max((r for r in cls.facts if matches(r, f)), key=lambda r: r.weight, default=None)
+            if best is not None:
+                groups = {k: v for k, v in (("component", f.raised_in), ("url", f.url), ("role", f.role)) if v}
+                out.append(Signal("cause", cls.id, _pattern(best), f.record, groups))
+    return out
