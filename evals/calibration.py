@@ -69,7 +69,7 @@ def brier(pairs: list[tuple[float, bool]]) -> float | None:
 
 # --- the reliability plot ---------------------------------------------------------------------------------------
 
-_W, _H, _L, _R, _T, _B = 400, 400, 56, 20, 40, 52  # size and margins
+_W, _H, _L, _R, _T, _B = 400, 420, 56, 24, 64, 52  # size and margins
 
 
 def _x(v: float) -> float:
@@ -97,10 +97,13 @@ def reliability_svg(bs: list[Band], title: str = "Reliability") -> str:
     els.append(f'<rect x="{_x(0)}" y="{_y(1)}" width="{_x(1) - _x(0)}" height="{_y(0) - _y(1)}" fill="none" '
                'stroke="#333"/>')
     els.append(f'<line x1="{_x(0)}" y1="{_y(0)}" x2="{_x(1)}" y2="{_y(1)}" stroke="#888" stroke-dasharray="6,4"/>')
+    els.append(f'<text x="{_x(1) - 6}" y="{_y(0) - 8}" text-anchor="end" font-size="10" fill="#666">'
+               'dashed diagonal: perfectly calibrated</text>')
     els.append(f'<text x="{_W / 2}" y="{_H - 14}" text-anchor="middle" font-size="12">'
                'mean top-1 confidence in band</text>')
-    els.append(f'<text x="16" y="{_H / 2}" text-anchor="middle" font-size="12" '
-               f'transform="rotate(-90 16 {_H / 2})">top-1 accuracy in band</text>')
+    mid = (_y(0) + _y(1)) / 2
+    els.append(f'<text x="16" y="{mid}" text-anchor="middle" font-size="12" '
+               f'transform="rotate(-90 16 {mid})">top-1 accuracy in band</text>')
     full = [b for b in bs if b.count]
     if len(full) > 1:
         pts = " ".join(f"{_x(b.mean_confidence)},{_y(b.accuracy)}" for b in full)
