@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .agents import AGENTS
+from .calibration import Band, reliability_svg
 from .harness import load_cases, run_eval
 from .report import RENDERERS, as_json, compare, markdown
 
@@ -18,7 +19,7 @@ def register(subparsers) -> None:
     p.add_argument("--agent", default="rules", help="rules (the engine) or llm (needs ANTHROPIC_API_KEY)")
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run each case K times (pass^k)")
     p.add_argument("--format", choices=sorted(RENDERERS), default="table")
-    p.add_argument("--out", metavar="DIR", help="also write eval.json and eval.md there")
+    p.add_argument("--out", metavar="DIR", help="also write eval.json, eval.md and reliability.svg there")
     p.set_defaults(func=run)
 
 
@@ -51,8 +52,17 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "eval.json").write_text(as_json(summary, gate))
-        (out / "eval.md").write_text(markdown(summary, gate))
+        (out / "eval.md").write_text(markdown(summary, gate, plot="reliability.svg"))
+        (out / "reliability.svg").write_text(_plot(summary, args.paths))
     return 1 if gate else 0
+
+
+def _plot(summary: dict, paths: list[str]) -> str:
+    """The reliability plot of a summary's calibration bands, titled with what was run."""
+    c = summary["calibration"]
+    bs = [Band.from_dict(b) for b in c["bands"]]
+    where = " ".join(Path(p).name or p for p in paths)[:60]
+    return reliability_svg(bs, f"Reliability: {where} ({summary['agent']}, {c['scored']} cases)")
 
 
 def main(argv: list[str] | None = None) -> int:

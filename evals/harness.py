@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from . import baselines, calibration
 from .agents import Agent, AgentRun
 from .evaluators import EVALUATORS, Check, Evaluator
 
@@ -170,7 +171,19 @@ class EvalResult:
             "cost_usd": round(sum(x.cost_usd for x in runs), 4), "tool_calls": sum(x.tool_calls for x in runs),
             "seconds_total": round(sum(x.seconds for x in runs), 3),
             "seconds_mean": round(sum(x.seconds for x in runs) / (len(runs) or 1), 3),
+            "calibration": self.calibration(),
+            "baselines": baselines.score([(r.case.path, r.case.expected.failure_class) for r in res]),
         }
+
+    def calibration(self) -> dict:
+        """Top-1 confidence against top-1 correctness on each case's first run (runs without a diagnosis left out)."""
+        firsts = [(r.case, r.runs[0].diagnosis) for r in self.results if r.runs[0].diagnosis is not None]
+        scored = [(case.name, d.confidence, d.failure_class == case.expected.failure_class) for case, d in firsts]
+        pairs = [(conf, ok) for _, conf, ok in scored]
+        b = calibration.brier(pairs)
+        return {"scored": len(pairs), "bands": [x.as_dict() for x in calibration.bands(pairs)],
+                "brier": None if b is None else round(b, 4),
+                "confident_wrong": [name for name, conf, ok in scored if conf >= calibration.CONFIDENT and not ok]}
 
     def gate(self, summary: dict | None = None) -> list[str]:
         """The CI gate: what is below threshold (empty means it holds)."""
@@ -185,6 +198,10 @@ class EvalResult:
             out.append(f"healthy controls: {s['healthy_controls'][1]}/{s['healthy_controls'][0]} no_failure_detected")
         if s["injection_cases"][1] != s["injection_cases"][0]:
             out.append(f"injection cases unmoved: {s['injection_cases'][1]}/{s['injection_cases'][0]}")
+        wrong = s["calibration"]["confident_wrong"]
+        if wrong:
+            out.append(f"{len(wrong)} wrong at confidence >= {calibration.CONFIDENT}: {', '.join(wrong[:5])}"
+                       + (" …" if len(wrong) > 5 else ""))
         return out
 
 

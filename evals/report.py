@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from .calibration import BRIER_MEANING, CONFIDENT
+
 
 def _lines(s: dict) -> list[tuple[str, str]]:
     return [
@@ -41,6 +43,43 @@ def _versus(s: dict) -> list[str]:
     return out
 
 
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v:.1%}"
+
+
+def _calibration_lines(s: dict) -> list[str]:
+    c = s["calibration"]
+    brier = "–" if c["brier"] is None else f"{c['brier']:.4f}"
+    return ["confidence bands (top-1 right/count): "
+            + ", ".join(f"{b['band']} {b['correct']}/{b['count']}" + (f" ({b['accuracy']:.0%})" if b["count"] else "")
+                        for b in c["bands"]),
+            f"Brier score {brier} over {c['scored']} cases ({BRIER_MEANING})"]
+
+
+def _baseline_line(s: dict) -> str:
+    b = s["baselines"]
+    return (f"top-1 against baselines: engine {s['top1']:.1%}, most frequent class ({b['most_frequent']['class']}) "
+            f"{b['most_frequent']['top1']:.1%}, keyword grep {b['keyword_grep']['top1']:.1%}")
+
+
+def _calibration_md(s: dict, plot: str | None) -> list[str]:
+    c, b = s["calibration"], s["baselines"]
+    out = ["", "## Top-1 against two baselines (same cases)", "",
+           "| | engine | most frequent class | keyword grep |", "|---|---|---|---|",
+           f"| top-1 | {s['top1']:.1%} | {b['most_frequent']['top1']:.1%} (`{b['most_frequent']['class']}`) "
+           f"| {b['keyword_grep']['top1']:.1%} |",
+           "", "## Calibration", "", "| top-1 confidence | cases | right | top-1 accuracy | mean confidence |",
+           "|---|---|---|---|---|"]
+    out += [f"| {x['band']} | {x['count']} | {x['correct']} | {_pct(x['accuracy'])} | "
+            + ("–" if x["mean_confidence"] is None else f"{x['mean_confidence']:.2f}") + " |" for x in c["bands"]]
+    brier = "–" if c["brier"] is None else f"{c['brier']:.4f}"
+    out += ["", f"Brier score: **{brier}** over {c['scored']} cases — {BRIER_MEANING}.",
+            "", f"Wrong at confidence ≥ {CONFIDENT}: " + (", ".join(c["confident_wrong"]) or "none")]
+    if plot:
+        out += ["", f"![reliability: top-1 accuracy against confidence, per band]({plot})"]
+    return out
+
+
 def table(s: dict, gate: list[str]) -> str:
     width = max(len(k) for k, _ in _lines(s))
     out = [f"{k.ljust(width)}  {v}" for k, v in _lines(s)]
@@ -50,12 +89,14 @@ def table(s: dict, gate: list[str]) -> str:
     for f in s["failed"]:
         out.append(f"FAILED {f['case']} ({f['expected']}): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items()))
     out.append("slowest: " + ", ".join(f"{x['case']} {x['seconds']}s" for x in s["slowest"]))
+    out += _calibration_lines(s) + [_baseline_line(s)]
     out += [line for line in _versus(s) if line and not line.startswith(("|---", "## "))]
     out.append("gate: " + ("PASS" if not gate else "FAIL — " + "; ".join(gate)))
     return "\n".join(out) + "\n"
 
 
-def markdown(s: dict, gate: list[str]) -> str:
+def markdown(s: dict, gate: list[str], plot: str | None = None) -> str:
+    """The scorecard in Markdown; `plot` names a reliability SVG next to it to show in the calibration section."""
     out = ["# Eval scorecard", "", "| metric | value |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in _lines(s)]
     out += ["", "## Pass rate by phase", "", "| phase | pass rate |", "|---|---|"]
@@ -65,6 +106,7 @@ def markdown(s: dict, gate: list[str]) -> str:
     out += ["", "## Failed cases", ""]
     out += [f"- {f['case']} (`{f['expected']}`): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items())
             for f in s["failed"]] or ["- none"]
+    out += _calibration_md(s, plot)
     out += _versus(s)
     out += ["", f"Gate: {'PASS' if not gate else 'FAIL — ' + '; '.join(gate)}", ""]
     return "\n".join(out)

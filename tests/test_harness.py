@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from evals import baselines, calibration
 from evals.agents import AgentRun, RulesAgent
 from evals.cli import main as eval_main
 from evals.evaluators import Evaluator
@@ -45,12 +48,14 @@ def test_the_rules_engine_passes_the_gate_over_the_library():
     s = result.summary()
     assert result.gate(s) == [], s["failed"]
     assert s["top1"] >= 0.95 and s["fabricated_citations"] == 0
+    assert s["calibration"]["confident_wrong"] == []  # every answer at confidence >= 0.9 is right
 
 
 def test_an_agent_that_always_says_hbm_oom_fails():
     r = run_eval(CASES, Fixed("hbm", _always_hbm))
     s = r.summary()
     assert s["top1"] < 0.2 and any("top1" in g for g in r.gate(s))
+    assert any("wrong at confidence >= 0.9" in g for g in r.gate(s))  # it keeps the engine's confidence
     assert any(c["expected"] != "hbm_oom" and c["got"] == "hbm_oom" for c in s["confusion"])
 
 
@@ -101,6 +106,11 @@ def test_input_ids_are_collected_without_the_engine():
 def test_eval_cli_exit_codes(tmp_path, capsys):
     assert eval_main([str(FIXTURES / "case-001"), "--format", "json", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "eval.json").exists() and (tmp_path / "eval.md").exists()
+    assert "](reliability.svg)" in (tmp_path / "eval.md").read_text()
+    ET.parse(tmp_path / "reliability.svg")
+    js = json.loads((tmp_path / "eval.json").read_text())
+    assert [b["band"] for b in js["calibration"]["bands"]] == ["[0, 0.5)", "[0.5, 0.7)", "[0.7, 0.9)", "[0.9, 1]"]
+    assert js["calibration"]["brier"] is not None and set(js["baselines"]) == {"most_frequent", "keyword_grep"}
     assert eval_main([str(tmp_path / "nothing")]) == 2
     assert eval_main(["--agent", "llm", str(FIXTURES / "case-001")]) == 0  # skipped, said so
     assert "skipped" in capsys.readouterr().err
@@ -139,3 +149,58 @@ def test_a_non_rules_agent_is_compared_with_the_rules_engine(capsys, monkeypatch
     assert "## Against the rules engine (same cases)" in out
     assert "| top1 | 0.5 | 1.0 | -0.5 |" in out
     assert "only the rules engine passed: case-001" in out and "only the agent passed: none" in out
+
+
+# --- calibration and baselines ---------------------------------------------------------------------------------
+
+PAIRS = [(0.2, False), (0.5, True), (0.69, False), (0.9, True), (1.0, True), (0.95, False)]
+
+
+def test_bands_are_half_open_and_the_last_holds_one():
+    bs = calibration.bands(PAIRS)
+    assert [(b.count, b.correct) for b in bs] == [(1, 0), (2, 1), (0, 0), (3, 2)]
+    assert [b.accuracy for b in bs] == [0.0, 0.5, None, 2 / 3]
+    assert bs[1].mean_confidence == (0.5 + 0.69) / 2 and bs[2].mean_confidence is None
+    assert [b.label for b in bs] == ["[0, 0.5)", "[0.5, 0.7)", "[0.7, 0.9)", "[0.9, 1]"]
+
+
+def test_brier_score():
+    assert calibration.brier([(1.0, True), (0.0, False)]) == 0.0
+    assert calibration.brier([(0.5, True), (0.5, False)]) == 0.25
+    assert abs(calibration.brier([(0.9, False), (0.9, True)]) - (0.81 + 0.01) / 2) < 1e-12
+    assert calibration.brier([]) is None
+
+
+def test_the_reliability_svg_is_xml_with_one_point_per_non_empty_band():
+    svg = calibration.reliability_svg(calibration.bands(PAIRS), title="a <title> & more")
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    points = [e for e in root.iter("{http://www.w3.org/2000/svg}circle") if e.get("class") == "band"]
+    assert len(points) == 3
+    empty = ET.fromstring(calibration.reliability_svg(calibration.bands([])))
+    assert not [e for e in empty.iter("{http://www.w3.org/2000/svg}circle")]
+
+
+def test_the_most_frequent_class_baseline():
+    assert baselines.most_frequent(["hbm_oom", "host_oom", "host_oom"]) == "host_oom"
+    assert baselines.most_frequent(["hbm_oom", "host_oom"]) == "hbm_oom"  # a tie goes to the first seen
+    assert baselines.most_frequent([]) == "unknown_failure"
+
+
+def test_the_keyword_grep_baseline():
+    assert baselines.grep_class('{"reason": "Failed", "message": "ErrImagePull: Failed to pull image x"}') == "image_pull_failure"
+    assert baselines.grep_class("OOMKilled ... OOMKilled ... RESOURCE_EXHAUSTED") == "host_oom"  # most hits wins
+    assert baselines.grep_class("RESOURCE_EXHAUSTED OOMKilled") == "hbm_oom"  # a tie goes to the first class listed
+    assert baselines.grep_class("all good, step 100 loss 1.2") == "unknown_failure"
+
+
+def test_baselines_score_the_case_files_but_not_the_answer(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        d.mkdir()
+        (d / "expected.yaml").write_text("failure_class: image_pull_failure  # ErrImagePull ErrImagePull\n")
+    (a / "logs.json").write_text('[{"textPayload": "Failed to pull image"}]')
+    (b / "logs.json").write_text('[{"textPayload": "Mosaic failed to compile"}]')
+    s = baselines.score([(a, "image_pull_failure"), (b, "hbm_oom"), (b, "hbm_oom")])
+    assert s["most_frequent"] == {"class": "hbm_oom", "top1": round(2 / 3, 4)}
+    assert s["keyword_grep"]["top1"] == round(1 / 3, 4)  # b greps as xla_compile_error
