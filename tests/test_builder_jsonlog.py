@@ -35,6 +35,12 @@ incident:
       severity: ERROR
       exc_info: "Traceback (most recent call last):\\n  File \\"x.py\\", line 1, in f\\nValueError: bad \\"thing\\" in {jobset}"
       extra: {step: 12, dir: "gs://{project}-ckpt"}
+  - at: +8m
+    kind: log
+    pod: head
+    step: true
+    text: "step {step}"
+    json: {logger: trainer, step: "{step}", note: "at {step}"}
 expected:
   failure_class: checkpoint_failure
   status: failed
@@ -52,7 +58,8 @@ def build(tmp_path: Path) -> dict[str, str]:
 def test_json_step_writes_one_structured_entry(tmp_path: Path) -> None:
     files = build(tmp_path)
     logs = json.loads(files["logs.json"])
-    rec = [e for e in logs if "jsonPayload" in e and e["resource"]["type"] == "k8s_container"]
+    rec = [e for e in logs if "jsonPayload" in e and e["resource"]["type"] == "k8s_container"
+           and e["jsonPayload"].get("logger") == "absl"]
     assert len(rec) == 1
     e = rec[0]
     assert "textPayload" not in e and e["severity"] == "ERROR"
@@ -74,3 +81,11 @@ def test_client_command_env_and_image_base(tmp_path: Path) -> None:
     images = {c["image"] for c in head["spec"]["initContainers"]}
     assert "us-docker.pkg.dev/cloud-tpu-v2-releases/pathways/server:jax-0.8.1" in images
     assert "us-docker.pkg.dev/cloud-tpu-v2-releases/pathways/proxy_server:jax-0.8.1" in images
+
+
+def test_json_step_field_is_a_number(tmp_path: Path) -> None:
+    logs = json.loads(build(tmp_path)["logs.json"])
+    rec = next(e for e in logs if "jsonPayload" in e and e["jsonPayload"].get("logger") == "trainer")
+    step = rec["jsonPayload"]["step"]
+    assert isinstance(step, int) and step > 0
+    assert rec["jsonPayload"]["message"] == f"step {step}" and rec["jsonPayload"]["note"] == f"at {step}"

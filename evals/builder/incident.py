@@ -86,6 +86,8 @@ class Incident(Logs):
         step = str(self.step_at(pod, t)) if sp.get("step") else None
 
         def fill(v: Any) -> Any:
+            if v == "{step}" and step is not None:  # a field that is just the step is a number, as a formatter writes it
+                return int(step)
             if isinstance(v, str):
                 v = self.fmt(v, pod, at=t, container=c.name)
                 return v.replace("{step}", step) if step is not None else v
