@@ -44,6 +44,9 @@ WORKLOAD_DEFAULTS: dict[str, Any] = {
     "colocated_python": None,  # sidecar tag (or a full image): workers get a colocated-python-sidecar native sidecar
     "pathwaysutils": True,  # false: the client never prints "pathwaysutils: Detected Pathways-on-Cloud backend"
     "queue": "multislice-queue",
+    "image_base": None,  # the Pathways image repository instead of IMAGE_BASE (e.g. .../cloud-tpu-v2-releases/pathways)
+    "client_command": None,  # the jax-tpu container's `bash -c` command instead of the MaxText default (placeholders ok)
+    "client_env": {},  # extra jax-tpu env vars {NAME: value} (e.g. JAX_COMPILATION_CACHE_DIR), after the defaults
 }
 
 SOURCE_DEFAULTS: dict[str, Any] = {
@@ -72,7 +75,8 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
 
 # Item kinds and the fields each may carry (besides at, key, note).
 ITEM_FIELDS: dict[str, set[str]] = {
-    "log": {"pod", "pods", "except", "container", "text", "stream", "severity", "glog", "tid", "repeat", "step"},
+    "log": {"pod", "pods", "except", "container", "text", "stream", "severity", "glog", "tid", "repeat", "step",
+            "json"},
     "exit": {"pod", "container", "exit_code", "reason", "message", "restart", "backoff"},
     "shutdown": {"pod", "exit_code", "message", "reason", "condition_reason", "deleted"},
     "waiting": {"pod", "container", "reason", "message"},

@@ -69,7 +69,8 @@ class Expected(World):
             return self.pod_ref(ref[4:], self.s.end).uid
         if ref.startswith("text:"):
             hits = [e for e in reversed(files.get("logs.json", [])) if ref[5:] in json.dumps(
-                e.get("textPayload") or e.get("jsonPayload") or e.get("protoPayload"), ensure_ascii=False)]
+                e.get("textPayload") or e.get("jsonPayload") or e.get("protoPayload"), ensure_ascii=False)
+                or ref[5:] in json_strings(e.get("jsonPayload"))]
             if not hits:
                 raise ShapeError(f"expected.evidence {ref!r}: no log entry contains that text")
             return hits[0]["insertId"]
@@ -99,3 +100,14 @@ class Expected(World):
         if o.inserts:
             return o.inserts[0]
         raise ShapeError(f"expected.evidence {ref!r}: the item exported nothing")
+
+
+def json_strings(payload: Any) -> str:
+    """The string values of a structured payload, unescaped (so `text:` can quote a line of a JSON exc_info)."""
+    if isinstance(payload, str):
+        return payload + "\n"
+    if isinstance(payload, dict):
+        return "".join(json_strings(v) for v in payload.values())
+    if isinstance(payload, list):
+        return "".join(json_strings(v) for v in payload)
+    return ""

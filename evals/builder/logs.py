@@ -111,12 +111,13 @@ class Logs(World):
         }
 
     def clog(self, pod: Pod, container: str, ts: int, text: str, stream: str = "stderr",
-             severity: str | None = None) -> str:
+             severity: str | None = None, json_payload: dict[str, Any] | None = None) -> str:
+        """A container log entry: textPayload, or jsonPayload when the line was a JSON record."""
         if not self.s.sources["container_logs"]:
             return ""
         sev = severity or ("INFO" if stream == "stdout" else "ERROR")
-        return self.entry(ts, stream, self.res_pod(pod, container), self.container_labels(pod), sev,
-                          ("textPayload", text))
+        payload = ("textPayload", text) if json_payload is None else ("jsonPayload", json_payload)
+        return self.entry(ts, stream, self.res_pod(pod, container), self.container_labels(pod), sev, payload)
 
     def glog(self, level: str, ts: int, tid: int, src: str, msg: str) -> str:
         return f"{level}{glog_stamp(ts)} {tid:>7} {src}] {msg}"

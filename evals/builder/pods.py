@@ -44,11 +44,13 @@ class Pods(World):
                              {"name": "PYTHONUNBUFFERED", "value": "1"}])
         elif c.name == "jax-tpu":
             target = w["backend_target"] or "grpc://$(PATHWAYS_HEAD):29000"
-            spec.update(command=["bash", "-c", "python3 -m MaxText.train MaxText/configs/base.yml "
-                                 f"run_name={w['jobset']} base_output_directory=gs://{w['project']}-runs/{w['jobset']}"],
+            cmd = w["client_command"] or ("python3 -m MaxText.train MaxText/configs/base.yml "
+                                          f"run_name={w['jobset']} base_output_directory=gs://{w['project']}-runs/{w['jobset']}")
+            spec.update(command=["bash", "-c", self.fmt(cmd)],
                         env=head_env + [{"name": "JAX_PLATFORMS", "value": "proxy"},
                                         {"name": "JAX_BACKEND_TARGET", "value": target},
-                                        {"name": "XCLOUD_ENVIRONMENT", "value": "GCP"}])
+                                        {"name": "XCLOUD_ENVIRONMENT", "value": "GCP"}]
+                        + [{"name": str(k), "value": self.fmt(str(v))} for k, v in w["client_env"].items()])
         else:
             rm = w["worker_rm_address"] or "$(PATHWAYS_HEAD):29001"
             spec.update(args=["--server_port=29005", f"--resource_manager_address={rm}",

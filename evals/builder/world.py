@@ -82,14 +82,15 @@ class World:
         raise ShapeError(f"no {kind} node [{a}][{b}] in this cluster (workload.tpu_nodes/cpu_nodes)")
 
     def image(self, container: str) -> str:
+        base = self.w["image_base"] or IMAGE_BASE
         if container == "pathways-proxy":
-            return f"{IMAGE_BASE}/proxy_server:{self.w['proxy_tag']}"
+            return f"{base}/proxy_server:{self.w['proxy_tag']}"
         if container == "jax-tpu":
             return self.w["user_image"]
         if container == SIDECAR:
             tag = str(self.w["colocated_python"])
-            return tag if "/" in tag else f"{IMAGE_BASE}-colocated-python/sidecar:{tag}"
-        return self.w["server_image"] or f"{IMAGE_BASE}/server:{self.w['server_tag']}"
+            return tag if "/" in tag else f"{base}-colocated-python/sidecar:{tag}"
+        return self.w["server_image"] or f"{base}/server:{self.w['server_tag']}"
 
     def image_meta(self, image: str) -> tuple[str, int]:
         if image not in self.images:
