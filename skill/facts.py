@@ -33,6 +33,7 @@ JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0
 XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/)([a-z0-9][a-z0-9._-]{1,220})/([^?\s'\"]+)")
 _COMPONENTS = [(name, re.compile(rx)) for name, rx in COMPONENTS]
 _SKIPPED = {"stdlib", "transport"}
+RETRY = re.compile(r"(?i)\bretry(?:ing)?\b|\bwill retry\b|\bbacking off\b|\bbackoff\b|\battempt \d+ of \d+")
 FRAME_GAP_NS = 5_000_000_000  # frames further apart than this from the next line belong to another traceback
 
 
@@ -153,14 +154,19 @@ def _read(rec: Record, line: str, frames: list[str], roles: Roles) -> Fact | Non
     codes = frozenset(CODE.findall(line))
     http = frozenset(int(a) if a else HTTP_NAMES[b] for a, b in HTTP.findall(line) if a or b)
     url = _url(line)
-    if not (exception or codes or http):
-        return None
+    if not (exception or codes or http) or (not exception and RETRY.search(line)):
+        return None  # a request being retried is not yet a failure; the error that ends the retries is
     comps = [component(p) for p in frames]
     raised = next((c for c in reversed(comps) if c not in _SKIPPED), "")
     return Fact(rec, exception, message, raised, frozenset(comps), codes, http, url, roles.of(url) if url else "")
 
 
 def _url(line: str) -> str:
+    """The Cloud Storage object a line names (gs:// URL, JSON API or XML API URL), as gs://bucket/object."""
+    return _any_url(line).rstrip(":,.;")
+
+
+def _any_url(line: str) -> str:
     if (m := GS.search(line)) is not None:
         return f"gs://{m.group(1)}{m.group(2) or ''}"
     if (m := JSON_API.search(line)) is not None:

@@ -104,6 +104,9 @@ def _pushdown_patterns(source: str) -> list[str]:
     for p in pats:
         if source in p.sources:
             seen.setdefault(p.regex, None)
+    if source == "container":  # what the facts layer reads that no signature asks for (traceback frames, HTTP errors)
+        for rx in FACT_LINES:
+            seen.setdefault(rx, None)
     return list(seen)
 
 
