@@ -13,7 +13,8 @@ from pathlib import Path
 from ..errors import InputError
 import orjson
 
-from ..query import compile_filter, compile_route_filter, route_plan
+from ..query import compile_filter
+from .plan import compile_route_filter, route_plan
 from ..records import as_object, parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
