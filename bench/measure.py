@@ -125,10 +125,10 @@ def baseline(folder: Path) -> dict:
 
 def live(folder: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from skill.live import diagnose_live
+    from skill.diagnose_live import diagnose_live
     from skill.records import format_ns, parse_ts
     from skill.sources.base import LogQuery
-    from skill.sources.live import Limits
+    from skill.sources.cloud_logging import Limits
     from skill.sources.replay import ReplaySource
     from tests.fakes.kube_server import FakeKube, KubeServer, load_objects
     from tests.fakes.logging_server import FakeLogging, LoggingServer

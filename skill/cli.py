@@ -45,7 +45,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.replay:
         d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
     elif args.project or args.cluster:
-        from .live import diagnose_live
+        from .diagnose_live import diagnose_live
 
         d = diagnose_live(args.project, args.location, args.cluster, args.jobset, namespace=args.namespace,
                           start=args.start, end=args.end or args.at, since=args.since, no_kube=args.no_kube,

@@ -10,7 +10,7 @@ import pytest
 
 from skill.api import diagnose_replay
 from skill.errors import SourceError
-from skill.live import parse_since
+from skill.diagnose_live import parse_since
 from skill.records import format_ns, parse_ts
 from tests.conftest import CASES, expected
 from tests.fakes.live_case import LiveCase as Live

@@ -1,6 +1,6 @@
 """Live diagnosis: a workload read from Cloud Logging and the Kubernetes API, with the engine replay uses.
 
-`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/live.py + kube.py) and returns the
+`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/cloud_logging.py + kube.py) and returns the
 same Diagnosis contract; `save_dir` writes everything fetched as a replay folder, so `diagnose --replay DIR --at END`
 gives the same verdict. Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER.
 """
@@ -21,7 +21,7 @@ from .errors import InputError, SourceError
 from .explain import build
 from .queries import Scope
 from .records import format_ns, parse_ts
-from .sources.live import CloudLoggingSource, Deadline, Limits, LiveSource
+from .sources.cloud_logging import CloudLoggingSource, Deadline, Limits, LiveSource
 
 ENV_LOGGING = "PATHWAYS_WORKLOAD_LOGGING_ENDPOINT"
 ENV_KUBE = "PATHWAYS_WORKLOAD_KUBE_SERVER"
