@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .api import usable_objects
 from .diagnosis import Diagnosis
 from .engine import analyse
 from .errors import InputError, SourceError
@@ -89,7 +88,7 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
                                 cluster=cluster, server=kube_server or os.environ.get(ENV_KUBE) or None,
                                 deadline=deadline, progress=say)
     source = LiveSource(logs, kube, keep=save_dir is not None)
-    objects = usable_objects(source.objects(), source.stats)
+    objects = source.objects()
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
                   project=project)
     analysis = analyse(source, scope, objects, now_ns=end_ns)
