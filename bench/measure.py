@@ -4,7 +4,7 @@
 
 Prints one JSON object on stdout. `replay` is the real path (skill.api), `baseline` the naive one (stdlib json and
 one Python `re` search per catalog pattern per line), `live` the live path against the loopback fake Cloud Logging
-and Kubernetes servers of tests/fakes (the fake evaluates each filter over the whole export).
+and Kubernetes servers of evals/fakes (the fake evaluates each filter over the whole export).
 """
 
 from __future__ import annotations
@@ -130,8 +130,8 @@ def live(folder: Path) -> dict:
     from skill.sources.base import LogQuery
     from skill.sources.cloud_logging import Limits
     from skill.sources.replay import ReplaySource
-    from tests.fakes.kube_server import FakeKube, KubeServer, load_objects
-    from tests.fakes.logging_server import FakeLogging, LoggingServer
+    from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
+    from evals.fakes.logging_server import FakeLogging, LoggingServer
 
     source = ReplaySource(folder)
     inv = source.inventory()
