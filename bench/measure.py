@@ -4,7 +4,7 @@
 
 Prints one JSON object on stdout. `replay` is the real path (skill.api), `baseline` the naive one (stdlib json and
 one Python `re` search per catalog pattern per line), `live` the live path against the loopback fake Cloud Logging
-and Kubernetes servers of tests/fakes (the fake evaluates each filter over the whole export).
+and Kubernetes servers of evals/fakes (the fake evaluates each filter over the whole export).
 """
 
 from __future__ import annotations
@@ -125,13 +125,13 @@ def baseline(folder: Path) -> dict:
 
 def live(folder: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from skill.live import diagnose_live
+    from skill.diagnose_live import diagnose_live
     from skill.records import format_ns, parse_ts
     from skill.sources.base import LogQuery
-    from skill.sources.live import Limits
+    from skill.sources.cloud_logging import Limits
     from skill.sources.replay import ReplaySource
-    from tests.fakes.kube_server import FakeKube, KubeServer, load_objects
-    from tests.fakes.logging_server import FakeLogging, LoggingServer
+    from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
+    from evals.fakes.logging_server import FakeLogging, LoggingServer
 
     source = ReplaySource(folder)
     inv = source.inventory()

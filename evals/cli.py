@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from skill.cli import EVAL_HELP
+
 from .agents import AGENTS
 from .calibration import Band, reliability_svg
 from .harness import load_cases, run_eval
@@ -14,7 +16,7 @@ from .report import RENDERERS, as_json, compare, markdown
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("eval", help="score an agent over recorded incidents (exit 1 below the gate)")
+    p = subparsers.add_parser("eval", help=EVAL_HELP)
     p.add_argument("paths", nargs="*", default=["fixtures"], help="case folders or folders of cases (default: fixtures)")
     p.add_argument("--agent", default="rules", help="rules (the engine) or llm (needs ANTHROPIC_API_KEY)")
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run each case K times (pass^k)")

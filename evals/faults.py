@@ -89,7 +89,7 @@ MATRIX: tuple[FaultCase, ...] = (
 
 def run_fault(fc: FaultCase, case: Path = BASE) -> Outcome:
     """One live diagnosis of `case` with the fault armed; the outcome and whether it kept to the deadline."""
-    from tests.fakes.live_case import LiveCase, fast
+    from evals.fakes.live_case import LiveCase, fast
 
     with LiveCase(case) as lv:
         fc.inject(lv)

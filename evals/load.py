@@ -79,7 +79,7 @@ def mcp_concurrent(clients: int = 4, rounds: int = 1, cases: list[Path] | None =
 
 def live_parallel(diagnoses: int = 16, threads: int = 8, case: Path | None = None) -> dict:
     """`diagnoses` live diagnoses of one workload at once, `threads` at a time, against one pair of fakes."""
-    from tests.fakes.live_case import LiveCase
+    from evals.fakes.live_case import LiveCase
 
     case = case or CASES[0]
     with LiveCase(case) as lv:

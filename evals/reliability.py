@@ -82,8 +82,7 @@ def classify_error(err: BaseException | None) -> tuple[str, str]:
 
 def run_hostile(h: Hostile, workdir: Path) -> Outcome:
     """Write one corpus folder, diagnose it, and account for every input item."""
-    from skill.api import diagnose_replay, usable_objects
-    from skill.sources.base import SourceStats
+    from skill.api import diagnose_replay
     from skill.sources.replay import ReplaySource
 
     folder = Path(workdir) / h.name
@@ -98,7 +97,7 @@ def run_hostile(h: Hostile, workdir: Path) -> Outcome:
         out.detail = classify_error(err)[1]
         return out
     out.failure_class, out.gaps = diag.failure_class, list(diag.data_gaps)
-    kept = len(usable_objects(ReplaySource(folder).objects(), SourceStats()))
+    kept = len(ReplaySource(folder).objects())
     out.accounted = diag.budget.entries_read + diag.budget.entries_skipped + kept
     out.skipped = diag.budget.entries_skipped
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -45,7 +46,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.replay:
         d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
     elif args.project or args.cluster:
-        from .live import diagnose_live
+        from .diagnose_live import diagnose_live
 
         d = diagnose_live(args.project, args.location, args.cluster, args.jobset, namespace=args.namespace,
                           start=args.start, end=args.end or args.at, since=args.since, no_kube=args.no_kube,
@@ -124,7 +125,8 @@ def _add_tool_parsers(sub) -> None:
         p.set_defaults(func=_tool_command(name))
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(eval_command: bool = False) -> argparse.ArgumentParser:
+    """The CLI's parser; `eval_command` builds the real `eval` command (importing evals), else a placeholder."""
     ap = argparse.ArgumentParser(prog="pathways-workload",
                                  description="Find out why a Pathways-on-Cloud workload on GKE failed, and how to fix it.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -146,17 +148,30 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--deadline", type=float, default=300.0, help="wall-time budget in seconds (default 300)")
     a.add_argument("--format", choices=("json", "text"), help="default: text on a terminal, json otherwise")
     a.set_defaults(func=cmd_ask)
-    try:
-        from evals.cli import register
-    except ImportError:  # the harness is optional at run time; the rest of the CLI works without it
-        register = None
-    if register is not None:
-        register(sub)
+    _add_eval(sub, eval_command)
     return ap
 
 
+EVAL_HELP = "score an agent over recorded incidents (exit 1 below the gate)"
+
+
+def _add_eval(sub, real: bool) -> None:
+    """The `eval` command belongs to the evals package, imported only when that command runs (`real`): the other
+    commands never load the harness. Otherwise a placeholder keeps `eval` in the command list."""
+    if not real:
+        if importlib.util.find_spec("evals") is not None:
+            sub.add_parser("eval", help=EVAL_HELP)
+        return
+    try:
+        from evals.cli import register
+    except ImportError:  # the harness is optional at run time; the rest of the CLI works without it
+        return
+    register(sub)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser(eval_command=argv[:1] == ["eval"]).parse_args(argv)
     try:
         return args.func(args)
     except PathwaysWorkloadError as err:

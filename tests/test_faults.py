@@ -7,7 +7,7 @@ import pytest
 
 from evals.faults import MATRIX, FaultCase, run_fault, verdict
 from skill.cli import main
-from tests.fakes.live_case import LiveCase
+from evals.fakes.live_case import LiveCase
 from evals.corpus import BASE
 
 

@@ -10,12 +10,12 @@ import pytest
 
 from skill.api import diagnose_replay
 from skill.errors import SourceError
-from skill.live import parse_since
+from skill.diagnose_live import parse_since
 from skill.records import format_ns, parse_ts
 from tests.conftest import CASES, expected
-from tests.fakes.live_case import LiveCase as Live
-from tests.fakes.live_case import fast
-from tests.fakes.logging_server import load_entries
+from evals.fakes.live_case import LiveCase as Live
+from evals.fakes.live_case import fast
+from evals.fakes.logging_server import load_entries
 
 
 

@@ -88,7 +88,7 @@ def test_query_logs_filter_errors_are_results():
 @pytest.mark.parametrize("field, value", [("jobset", "x,app=other"), ("jobset", "../../secrets"),
                                           ("namespace", "default/../kube-system"), ("jobset", 'a" OR "b')])
 def test_live_names_must_be_kubernetes_names(field, value):
-    from skill.live import diagnose_live
+    from skill.diagnose_live import diagnose_live
 
     args = dict(project="p", location="l", cluster="c", jobset="js", namespace="default", no_kube=True,
                 logging_endpoint="http://127.0.0.1:9")
@@ -287,7 +287,7 @@ def _documented_calls() -> tuple[set[str], set[str]]:
 
 def test_documented_api_calls_match_the_code():
     calls, roles = _documented_calls()
-    live = (ROOT / "skill/sources/live.py").read_text()
+    live = (ROOT / "skill/sources/cloud_logging.py").read_text()
     code = {f"kubernetes.{m}" for m in _kube_api_methods()}
     code |= {"logging.entries.list"} if 'path="/entries:list"' in live else set()
     assert calls == code

@@ -89,7 +89,7 @@ def list_events(p: ListEventsInput) -> dict:
     """
     src = _replay(p)
     events = []
-    for obj in src.objects():
+    for obj in src.loaded_objects():
         if obj.get("kind") == "Event":
             events.append(record_from_event(obj))
     pred = compile_filter('log_id("events")')

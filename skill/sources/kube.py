@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ..errors import SourceError
 from .base import SourceStats
-from .live import Deadline
+from .cloud_logging import Deadline
 
 JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"

@@ -13,7 +13,9 @@ from pathlib import Path
 from ..errors import InputError
 import orjson
 
-from ..query import compile_filter, compile_route_filter, route_plan
+from ..objects import usable_objects
+from ..query import compile_filter
+from .plan import compile_route_filter, route_plan
 from ..records import as_object, parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
@@ -55,7 +57,8 @@ class ReplaySource:
         if not self.files:
             raise InputError(f"{self.folder}: no *.json, *.jsonl or *.ndjson files to read")
         self.stats = SourceStats()
-        self._objects: list[dict] = []
+        self._objects: list[dict] = []  # every object with a metadata.uid, as loaded
+        self._checked: list[dict] | None = None
         self._log_files: list[Path] = []
         self._reported: set[Path] = set()
         self._counted: set[Path] = set()
@@ -121,6 +124,14 @@ class ReplaySource:
             self.stats.gap(f"{report.path.name}: bytes that are not UTF-8 were replaced with U+FFFD")
 
     def objects(self) -> list[dict]:
+        """The Kubernetes objects in the shape the engine reads; the others are counted skipped and named in the
+        gaps, once."""
+        if self._checked is None:
+            self._checked = usable_objects(self._objects, self.stats)
+        return self._checked
+
+    def loaded_objects(self) -> list[dict]:
+        """Every object with a metadata.uid as loaded, before the shape check (what list_events has always read)."""
         return self._objects
 
     def iter_entries(self) -> Iterator[dict]:

@@ -1,6 +1,6 @@
 """Live diagnosis: a workload read from Cloud Logging and the Kubernetes API, with the engine replay uses.
 
-`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/live.py + kube.py) and returns the
+`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/cloud_logging.py + kube.py) and returns the
 same Diagnosis contract; `save_dir` writes everything fetched as a replay folder, so `diagnose --replay DIR --at END`
 gives the same verdict. Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER.
 """
@@ -14,14 +14,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .api import usable_objects
 from .diagnosis import Diagnosis
 from .engine import analyse
 from .errors import InputError, SourceError
 from .explain import build
 from .queries import Scope
 from .records import format_ns, parse_ts
-from .sources.live import CloudLoggingSource, Deadline, Limits, LiveSource
+from .sources.cloud_logging import CloudLoggingSource, Deadline, Limits, LiveSource
 
 ENV_LOGGING = "PATHWAYS_WORKLOAD_LOGGING_ENDPOINT"
 ENV_KUBE = "PATHWAYS_WORKLOAD_KUBE_SERVER"
@@ -89,7 +88,7 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
                                 cluster=cluster, server=kube_server or os.environ.get(ENV_KUBE) or None,
                                 deadline=deadline, progress=say)
     source = LiveSource(logs, kube, keep=save_dir is not None)
-    objects = usable_objects(source.objects(), source.stats)
+    objects = source.objects()
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
                   project=project)
     analysis = analyse(source, scope, objects, now_ns=end_ns)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import SourceError
+from ..objects import usable_objects
 from ..records import format_ns, parse_ts
 from .base import LogQuery, SourceStats
 
@@ -303,13 +304,14 @@ class LiveSource:
         self._objects: list[dict] | None = None
 
     def objects(self) -> list[dict]:
+        """The Kubernetes objects in the shape the engine reads; the others are counted skipped and named in the gaps."""
         if self._objects is None:
             if self.kube is None:
                 self._objects = []
                 self.stats.gap("Kubernetes API not read (--no-kube): Pods, the JobSet and events come from "
                                "Cloud Logging only")
             else:
-                self._objects = self.kube.objects()
+                self._objects = usable_objects(self.kube.objects(), self.stats)
         return self._objects
 
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:

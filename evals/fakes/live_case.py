@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from skill.live import diagnose_live
+from skill.diagnose_live import diagnose_live
 from skill.records import format_ns, parse_ts
-from skill.sources.live import Limits
+from skill.sources.cloud_logging import Limits
 
 from .kube_server import FakeKube, KubeServer, load_objects
 from .logging_server import FakeLogging, LoggingServer, load_entries, project_of
