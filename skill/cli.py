@@ -39,11 +39,14 @@ def _add_live(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    from .api import diagnose_replay
+    from .api import analyse_replay
+    from .explain import build
     from .report import render_markdown
 
+    analysis = None
     if args.replay:
-        d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
+        analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at)
+        d = build(analysis, logging_requests=0)
     elif args.project or args.cluster:
         from .live import diagnose_live
 
@@ -59,7 +62,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
         print(json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False))
     else:
-        print(redact(render_markdown(d)), end="")
+        files = len(analysis.source.files) if analysis else None
+        print(redact(render_markdown(d, replay_files=files)), end="")
     return EXIT_OK
 
 
