@@ -61,6 +61,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     fmt = args.format or ("markdown" if sys.stdout.isatty() else "json")
     if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
         print(json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False))
+    elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/html.py)
+        from .html import render_html
+
+        files = len(analysis.source.files) if analysis else None
+        print(render_html(d, analysis.model if analysis else None, replay_files=files), end="")
     else:
         files = len(analysis.source.files) if analysis else None
         print(redact(render_markdown(d, replay_files=files)), end="")
@@ -135,7 +140,9 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diagnose", help="diagnose one JobSet: class, root cause, evidence, fix")
     _add_workload(d)
     d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
-    d.add_argument("--format", choices=("json", "markdown"), help="default: markdown on a terminal, json otherwise")
+    d.add_argument("--format", choices=("json", "markdown", "html"),
+                   help="default: markdown on a terminal, json otherwise; html: one self-contained page with a "
+                        "timeline picture (redirect it to a file)")
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)
