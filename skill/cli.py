@@ -40,11 +40,14 @@ def _add_live(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    from .api import diagnose_replay
+    from .api import analyse_replay
+    from .explain import build
     from .report import render_markdown
 
+    analysis = None
     if args.replay:
-        d = diagnose_replay(args.replay, jobset=args.jobset, at=args.at)
+        analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at)
+        d = build(analysis, logging_requests=0)
     elif args.project or args.cluster:
         from .diagnose_live import diagnose_live
 
@@ -59,8 +62,14 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     fmt = args.format or ("markdown" if sys.stdout.isatty() else "json")
     if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
         print(json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False))
+    elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/html.py)
+        from .html import render_html
+
+        files = len(analysis.source.files) if analysis else None
+        print(render_html(d, analysis.model if analysis else None, replay_files=files), end="")
     else:
-        print(redact(render_markdown(d)), end="")
+        files = len(analysis.source.files) if analysis else None
+        print(redact(render_markdown(d, replay_files=files)), end="")
     return EXIT_OK
 
 
@@ -133,7 +142,9 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     d = sub.add_parser("diagnose", help="diagnose one JobSet: class, root cause, evidence, fix")
     _add_workload(d)
     d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
-    d.add_argument("--format", choices=("json", "markdown"), help="default: markdown on a terminal, json otherwise")
+    d.add_argument("--format", choices=("json", "markdown", "html"),
+                   help="default: markdown on a terminal, json otherwise; html: one self-contained page with a "
+                        "timeline picture (redirect it to a file)")
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)

@@ -38,9 +38,17 @@ _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 GLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [\w.\-]+:\d+\] ")
 
 
+def clip(text: str, limit: int) -> str:
+    """The text in at most `limit` characters, cut at a word boundary and marked with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
 def excerpt(text: str) -> str:
-    text = redact(text.strip())
-    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
+    return clip(redact(text.strip()), EXCERPT)
 
 
 def _primary(root: Hypo) -> list[Signal]:
@@ -208,7 +216,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     elif note and first.text.startswith("{"):
         detail = note  # a structured payload (an autoscaler decision) is no readable line; say what it means
     else:
-        detail = excerpt(GLOG_HEADER.sub("", first.text, count=1))[:160]
+        detail = clip(excerpt(GLOG_HEADER.sub("", first.text, count=1)), 160)
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
@@ -293,9 +301,9 @@ def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[Timeli
         if b is not a:
             items.append((b.ts, f"last progress line (step {b.groups.get('step')}, {model.progress_count} seen)", [b.record.id]))
     for s in _primary(root)[:3]:
-        items.append((s.ts, f"{root.failure_class}: {excerpt(s.record.text)[:140]} ({s.record.resource})", [s.record.id]))
+        items.append((s.ts, f"{root.failure_class}: {clip(excerpt(s.record.text), 140)} ({s.record.resource})", [s.record.id]))
     for s in _failure_symptoms(symptoms)[:6]:
-        items.append((s.ts, f"{_SYMPTOM_TITLE.get(s.target, s.target)}: {excerpt(s.record.text)[:120]} ({s.record.resource})",
+        items.append((s.ts, f"{_SYMPTOM_TITLE.get(s.target, s.target)}: {clip(excerpt(s.record.text), 120)} ({s.record.resource})",
                       [s.record.id]))
     items.sort(key=lambda t: t[0])
     return [TimelineItem(timestamp=format_ns(ts) or "", summary=text, evidence=ids) for ts, text, ids in items if ts]

@@ -1,24 +1,79 @@
-"""What humans read: the Markdown report (snapshot) and redaction of secrets."""
+"""What humans read: the Markdown report (snapshots of fixtures of different shapes) and redaction of secrets."""
 
 from __future__ import annotations
 
 import os
+import re
+
+import pytest
 
 from skill.api import diagnose_replay
+from skill.diagnosis import Diagnosis
+from skill.records import parse_ts
 from skill.redact import redact
 from skill.report import render_markdown
 
 from conftest import FIXTURES, ROOT
 
-SNAPSHOT = ROOT / "tests" / "snapshots" / "case-001.md"
+SNAPSHOTS = ROOT / "tests" / "snapshots"
+# case-001: a multislice hardware failure; case-002: healthy; case-009: crashing, head pod recreated by restarts and
+# a repeated timeline row; case-012: stalled, nothing started (no links, no milestones).
+SHAPES = ("case-001", "case-002", "case-009", "case-012")
 
 
-def test_report_snapshot():
-    text = render_markdown(diagnose_replay(FIXTURES / "case-001"))
-    text = "\n".join(line for line in text.splitlines() if not line.startswith("Read "))  # timing varies
+def _report(case: str) -> str:
+    d = diagnose_replay(FIXTURES / case)
+    text = render_markdown(d, replay_files=len(list((FIXTURES / case).glob("*.json"))))
+    return re.sub(r"in \d+\.\d\d s\.", "in <seconds> s.", text)  # timing varies
+
+
+@pytest.mark.parametrize("case", SHAPES)
+def test_report_snapshot(case):
+    text, snapshot = _report(case), SNAPSHOTS / f"{case}.md"
     if os.environ.get("UPDATE_SNAPSHOTS"):
-        SNAPSHOT.write_text(text)
-    assert text == SNAPSHOT.read_text()
+        snapshot.write_text(text)
+    assert text == snapshot.read_text()
+
+
+def test_report_says_things_once_and_in_order():
+    text = _report("case-009")
+    d = diagnose_replay(FIXTURES / "case-009")
+    assert text.count(d.root_cause.explanation) == 1
+    assert "(crashing)" not in text and "## Root cause" not in text
+    body = text.split("\n---\n")[0]
+    assert "https://" not in body and "[^1]" in body  # links are footnotes after the footer
+    assert "[^1]: Logs Explorer: https://console.cloud.google.com/" in text
+    times = re.findall(r"^\d+\. (\S+Z) \[", body, re.M)
+    assert times and times == sorted(times, key=parse_ts)
+    timeline = re.findall(r"^- (\S+Z) — (.*)$", body.split("## Timeline")[1], re.M)
+    assert len(timeline) == len(set(timeline)) and "(×3)" in body
+    assert "one pod per restart attempt: `w651j` (first seen), `avrq1` (latest)" in text
+
+
+def test_healthy_report_does_not_stutter():
+    text = _report("case-002")
+    assert "healthy (healthy)" not in text and "**The workload is healthy.**" in text
+    assert "Cloud Logging requests" not in text
+    assert re.search(r"Replayed \d+ exported files: \d+ log entries read", text)
+
+
+def test_live_footer_keeps_the_request_count():
+    d = diagnose_replay(FIXTURES / "case-002")
+    live = Diagnosis.model_validate(dict(d.to_json_dict(), budget={"logging_requests": 4, "entries_read": 10,
+                                                                   "entries_skipped": 2, "seconds": 1.5}))
+    assert "Read 10 log entries, 2 skipped with 4 Cloud Logging requests in 1.50 s." in render_markdown(live)
+
+
+def test_excerpts_are_cut_at_a_word():
+    from skill.explain import clip
+
+    assert clip("alpha beta gamma delta", 14) == "alpha beta…"
+    assert clip("short", 14) == "short"
+    assert len(clip("x" * 50, 10)) == 10  # no space to cut at: cut anyway, still marked
+    summaries = [t.summary for t in diagnose_replay(FIXTURES / "case-001").timeline]
+    assert any(s.endswith("all pending programs… (lm8b-pt-r14-worker-1-2-ogjzj/pathways-worker)") for s in summaries)
+    excerpts = [e.excerpt for case in SHAPES for e in diagnose_replay(FIXTURES / case).evidence if e.excerpt.endswith("…")]
+    assert all(re.search(r"\w…$", e) for e in excerpts)
 
 
 def test_redaction_of_planted_secrets():

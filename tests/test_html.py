@@ -1,0 +1,98 @@
+"""The HTML page: self-contained, escaped, every swimlane mark linked to an entry of the page; rendered in Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from skill.api import analyse_replay
+from skill.cli import main
+from skill.diagnosis import Diagnosis
+from skill.explain import build
+from skill.html import render_html
+
+from conftest import FIXTURES
+
+MARK = re.compile(r'<a href="#((?:ev|tl)-\d+)"><(?:polygon|rect|circle) class="mark mark-(\w+)"[^>]*><title>([^<]+)</title>')
+
+
+def _page(case: str) -> str:
+    a = analyse_replay(FIXTURES / case)
+    return render_html(build(a, logging_requests=0), a.model, replay_files=4)
+
+
+def _marks(html: str) -> list[tuple[str, str, str]]:
+    return MARK.findall(html)
+
+
+def test_marks_link_to_entries_of_the_page():
+    html = _page("case-001")
+    marks = _marks(html)
+    kinds = {kind for _, kind, _ in marks}
+    assert {"milestone", "progress", "cause", "symptom"} <= kinds
+    for target, _, title in marks:
+        assert f'id="{target}"' in html and title.strip()
+    # lanes: head first, then the slices, then the JobSet
+    groups = re.findall(r'<text class="group"[^>]*>([^<]+)</text>', html)
+    assert groups == ["head", "slice 0", "slice 1", "JobSet"]
+    cause = [t for t, kind, _ in marks if kind == "cause"]
+    assert cause and all(t.startswith("ev-") for t in cause)
+
+
+def test_restarts_and_one_head_lane_per_attempt():
+    html = _page("case-009")
+    assert any(kind == "restart" for _, kind, _ in _marks(html))
+    heads = re.findall(r'data-lane="(llm70b-s8k-pathways-head-0-0-\w+)"', html)
+    assert len(heads) == 3 and heads[0].endswith("w651j")  # oldest attempt first
+    assert 'class="restart-line"' in html
+
+
+def test_page_is_self_contained():
+    html = _page("case-001")
+    assert not re.search(r"<script|<link|<img|<iframe|\bsrc=|@import|url\(", html, re.I)
+    assert "default-src 'none'" in html
+    hrefs = re.findall(r'href="([^"]+)"', html)
+    assert all(h.startswith("#") or h.startswith("https://console.cloud.google.com/logs/") for h in hrefs)
+
+
+def test_log_text_is_escaped():
+    a = analyse_replay(FIXTURES / "case-001")
+    doc = build(a, logging_requests=0).to_json_dict()
+    doc["evidence"][0]["excerpt"] = '<script>alert("pwned")</script> <img src=x onerror=alert(1)> ya29.a0AfH6SMBx1234567890abcdef'
+    doc["timeline"][-1]["summary"] = "a pod was killed or terminated: </title><script>x()</script>"
+    html = render_html(Diagnosis.model_validate(doc), a.model)
+    assert "<script" not in html and "<img" not in html and "ya29.a0AfH6SMBx" not in html  # escaped and redacted
+    assert "&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;" in html
+    assert "&lt;/title&gt;&lt;script&gt;x()&lt;/script&gt;" in html
+
+
+def test_cli_writes_the_page(capsys):
+    assert main(["diagnose", "--replay", str(FIXTURES / "case-002"), "--format", "html"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("<!DOCTYPE html>") and 'id="swimlane"' in out and "Replayed 4 exported files" in out
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install -y chromium); the page is "
+                                             "checked without a browser by the other tests")
+def test_chromium_renders_the_marks(tmp_path):
+    page = tmp_path / "case-001.html"
+    page.write_text(_page("case-001"))
+    args = [CHROMIUM, "--headless", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--window-size=1060,720"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
+    dom = subprocess.run(args + ["--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "</svg>" in dom, "chromium printed no DOM"
+    marks = re.findall(r'class="mark mark-(\w+)"', dom)
+    assert marks.count("cause") >= 1 and marks.count("milestone") >= 1 and marks.count("progress") >= 1
+    for target in set(re.findall(r'<a href="#((?:ev|tl)-\d+)">', dom)):
+        assert f'id="{target}"' in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run(args + [f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
