@@ -65,10 +65,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/html.py)
         from .html import render_html
 
-        files = len(analysis.source.files) if analysis else None
+        files = analysis.stats.files if analysis else None
         print(render_html(d, analysis.model if analysis else None, replay_files=files), end="")
     else:
-        files = len(analysis.source.files) if analysis else None
+        files = analysis.stats.files if analysis else None
         print(redact(render_markdown(d, replay_files=files)), end="")
     return EXIT_OK
 

@@ -37,11 +37,13 @@ class RunStats:
     entries_read: int
     entries_skipped: int
     gaps: tuple[str, ...]
+    files: int | None = None  # replay: the export files read
 
     @classmethod
     def of(cls, src: SourceStats, unusable: list[str]) -> RunStats:
         gaps = tuple(dict.fromkeys([*src.gaps, *unusable]))
-        return cls(src.logging_requests, src.entries_read - len(unusable), src.entries_skipped + len(unusable), gaps)
+        return cls(src.logging_requests, src.entries_read - len(unusable), src.entries_skipped + len(unusable), gaps,
+                   src.files)
 
 
 @dataclass

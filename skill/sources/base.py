@@ -27,6 +27,7 @@ class SourceStats:
     gaps: list[str] = field(default_factory=list)
     last_ts: int = 0  # newest timestamp seen in any entry read (replay: "now")
     first_ts: int = 0
+    files: int | None = None  # replay: the export files read (None for live sources)
 
     def gap(self, text: str) -> None:
         if text not in self.gaps:

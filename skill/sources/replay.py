@@ -56,7 +56,7 @@ class ReplaySource:
         self.files = list_files(self.folder)
         if not self.files:
             raise InputError(f"{self.folder}: no *.json, *.jsonl or *.ndjson files to read")
-        self.stats = SourceStats()
+        self.stats = SourceStats(files=len(self.files))
         self._objects: list[dict] = []  # every object with a metadata.uid, as loaded
         self._checked: list[dict] | None = None
         self._log_files: list[Path] = []
