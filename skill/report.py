@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 import jinja2
 
 from .diagnosis import Diagnosis
+from .resources import prompts_dir
 
-PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS = prompts_dir()
 
 
 @lru_cache(maxsize=1)
