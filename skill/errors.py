@@ -26,3 +26,7 @@ class SourceError(PathwaysWorkloadError):
 
 class AmbiguousWorkload(InputError):
     """The data holds several JobSets and none was named; the message lists them."""
+
+
+class UnknownJobSet(InputError):
+    """A JobSet was named that the data does not hold; the message lists those it holds and the closest name."""

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from skill.cli import main
 
 from conftest import FIXTURES
@@ -47,3 +49,18 @@ def test_console_script_without_traceback(tmp_path):
     r = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--replay", str(tmp_path / "missing")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no such folder" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("command", ["diagnose", "get-workload", "timeline", "list-events"])
+def test_a_jobset_absent_from_the_data_is_an_error_with_a_suggestion(command, capsys):
+    argv = [command, "--replay", CASE, "--jobset", "mm-dpo-0918"] + (["--format", "markdown"] if command == "diagnose"
+                                                                      else [])
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    text = out.err + out.out
+    assert "'mm-dpo-0918' is not in the data" in text and "did you mean 'mm-dpo-0917'" in text
+    assert "JobSets present: mm-dpo-0917" in text
+
+
+def test_the_jobset_present_is_accepted(capsys):
+    assert main(["diagnose", "--replay", CASE, "--jobset", "mm-dpo-0917", "--format", "json"]) == 0

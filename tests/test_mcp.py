@@ -111,3 +111,11 @@ def test_stdio_server_lists_tools():
     names, explained = anyio.run(main)
     assert names == list(registry())
     assert explained["failure_class"] == "host_oom"
+
+
+def test_an_absent_jobset_is_an_error_result():
+    async def go(c):
+        return await c.call_tool("diagnose", {"replay": CASE, "jobset": "llama-trainx"})
+
+    r = _in_process(go)
+    assert r.is_error and "JobSets present" in r.content[0].text

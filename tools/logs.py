@@ -6,6 +6,7 @@ import heapq
 
 from pydantic import Field
 
+from skill.engine import check_jobset, jobsets_in
 from skill.errors import InputError
 from skill.query import compile_filter, quote
 from skill.records import parse_ts, record_from_entry, record_from_event
@@ -88,6 +89,8 @@ def list_events(p: ListEventsInput) -> dict:
     (the Event's metadata.uid, or the LogEntry insertId for events read from Cloud Logging).
     """
     src = _replay(p)
+    if p.jobset:
+        check_jobset(p.jobset, jobsets_in(src.objects()) | set(src.inventory().jobsets), src.objects())
     events = []
     for obj in src.objects():
         if obj.get("kind") == "Event":
