@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from skill.errors import InputError, PathwaysWorkloadError, UsageError
+
 from .agents import AGENTS
 from .harness import load_cases, run_eval
 from .report import RENDERERS, as_json, compare, markdown
@@ -28,17 +30,18 @@ def run(args: argparse.Namespace) -> int:
             import evals.llm_agent  # noqa: F401 - registers itself
         except ImportError:
             pass
-        if "llm" not in AGENTS or not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")):
-            print("eval --agent llm skipped: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a replay server)"
-                  + ("" if "llm" in AGENTS else "; the LLM agent is not available in this build"), file=sys.stderr)
-            return 0
+        if "llm" not in AGENTS:
+            raise PathwaysWorkloadError("eval --agent llm: the LLM agent is not available in this build",
+                                        code="agent_unavailable", hint="pip install anthropic")
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")):
+            raise PathwaysWorkloadError("eval --agent llm needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a "
+                                        "replay server)", code="missing_api_key",
+                                        hint="set ANTHROPIC_API_KEY, or score the engine with --agent rules")
     if args.agent not in AGENTS:
-        print(f"pathways-workload: unknown agent {args.agent!r}; choose from {', '.join(sorted(AGENTS))}", file=sys.stderr)
-        return 2
+        raise UsageError(f"eval: unknown agent {args.agent!r}; choose from {', '.join(sorted(AGENTS))}")
     cases = load_cases(args.paths)
     if not cases:
-        print(f"pathways-workload: no cases (folders with expected.yaml) under {' '.join(args.paths)}", file=sys.stderr)
-        return 2
+        raise InputError(f"no cases (folders with expected.yaml) under {' '.join(args.paths)}")
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
     gate = result.gate(summary)
@@ -56,11 +59,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m evals.cli")
-    sub = ap.add_subparsers(dest="command", required=True)
-    register(sub)
-    args = ap.parse_args(["eval", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
+    """`python -m evals.cli ARGS` is `pathways-workload eval ARGS` (same errors and exit codes)."""
+    from skill.cli import main as cli_main
+
+    return cli_main(["eval", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -8,9 +8,18 @@ import os
 import sys
 import traceback
 
-from .errors import PathwaysWorkloadError
+from .errors import PathwaysWorkloadError, UsageError
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+_KEY_HINT = "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # raised, not exited, so main() answers in the requested format
+        where = self.prog.removeprefix("pathways-workload").strip()
+        err = UsageError(f"{where}: {message}" if where else message, hint=f"see `{self.prog} --help`")
+        err.usage = self.format_usage()
+        raise err
 
 
 def _add_workload(p: argparse.ArgumentParser) -> None:
@@ -71,9 +80,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_BASE_URL"):
-        print("pathways-workload: ask needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy); "
-              "run `pathways-workload diagnose` for the deterministic diagnosis", file=sys.stderr)
-        return EXIT_USAGE
+        raise PathwaysWorkloadError("ask needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy); run "
+                                    "`pathways-workload diagnose` for the deterministic diagnosis",
+                                    code="missing_api_key", hint=_KEY_HINT)
     if not args.replay:
         raise PathwaysWorkloadError("ask needs --replay DIR (live mode: --project/--location/--cluster/--jobset)")
     from .ask import ask
@@ -101,7 +110,9 @@ def _tool_command(name: str):
         payload = {k: v for k, v in vars(args).items() if k in fields and v is not None}
         result = tool.call(payload)
         print(json.dumps(result, indent=2, ensure_ascii=False))
-        return EXIT_USAGE if "error" in result else EXIT_OK
+        if "error" not in result:
+            return EXIT_OK
+        return EXIT_INTERNAL if result["error"].get("code") == "internal" else EXIT_USAGE
 
     return run
 
@@ -121,11 +132,11 @@ def _add_tool_parsers(sub) -> None:
                 p.add_argument(flag, dest=field, type=int, help=info.description)
             else:
                 p.add_argument(flag, dest=field, required=info.is_required(), help=info.description)
-        p.set_defaults(func=_tool_command(name))
+        p.set_defaults(func=_tool_command(name), json_output=True)
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="pathways-workload",
+    ap = _Parser(prog="pathways-workload",
                                  description="Find out why a Pathways-on-Cloud workload on GKE failed, and how to fix it.")
     sub = ap.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diagnose", help="diagnose one JobSet: class, root cause, evidence, fix")
@@ -155,13 +166,44 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _json_output(argv: list[str], args: argparse.Namespace | None) -> bool:
+    """Whether an error must be JSON: `--format json` was asked for, or the command is a tool (always JSON). From
+    the words alone when they did not parse."""
+    tools = {n.replace("_", "-") for n in _tool_names()}
+    if args is not None:
+        fmt, command = getattr(args, "format", None), args.command
+    else:
+        fmt = next((b for a, b in zip(argv, argv[1:]) if a == "--format"), None)
+        fmt = next((a.split("=", 1)[1] for a in argv if a.startswith("--format=")), fmt)
+        command = next((a for a in argv if not a.startswith("-")), None)
+    return command in tools or fmt == "json"
+
+
+def _tool_names() -> list[str]:
+    from tools.registry import registry
+
+    return [n for n in registry() if n != "diagnose"]
+
+
+def _fail(err: PathwaysWorkloadError, as_json: bool, usage: str = "") -> int:
+    if as_json:
+        print(json.dumps(err.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(f"{usage}pathways-workload: {err}" + (f" ({err.hint})" if err.code == "internal" else ""), file=sys.stderr)
+    return EXIT_INTERNAL if err.code == "internal" else EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser().parse_args(argv)
+    except UsageError as err:
+        return _fail(err, _json_output(argv, None), usage=err.usage)
+    as_json = _json_output(argv, args)
     try:
         return args.func(args)
     except PathwaysWorkloadError as err:
-        print(f"pathways-workload: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(err, as_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader (e.g. `| head`) went away: not an error of ours
@@ -170,9 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - a bug must still end in one line; PATHWAYS_WORKLOAD_DEBUG=1 shows it
         if os.environ.get("PATHWAYS_WORKLOAD_DEBUG"):
             traceback.print_exc()
-        print(f"pathways-workload: internal error: {type(err).__name__}: {err} "
-              "(set PATHWAYS_WORKLOAD_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _fail(PathwaysWorkloadError(f"internal error: {type(err).__name__}: {err}", code="internal",
+                                           hint="set PATHWAYS_WORKLOAD_DEBUG=1 for the traceback"), as_json)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def test_query_logs_and_bad_filter(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["returned"] <= 1 and out["matched"] >= out["returned"]
     assert main(["query-logs", "--replay", CASE, "--filter", "a=("]) == 2
-    assert "invalid filter" in json.loads(capsys.readouterr().out)["error"]
+    assert "invalid filter" in json.loads(capsys.readouterr().out)["error"]["message"]
 
 
 def test_list_events(capsys):
@@ -64,3 +64,36 @@ def test_a_jobset_absent_from_the_data_is_an_error_with_a_suggestion(command, ca
 
 def test_the_jobset_present_is_accepted(capsys):
     assert main(["diagnose", "--replay", CASE, "--jobset", "mm-dpo-0917", "--format", "json"]) == 0
+
+
+ERROR_CASES = [  # argv, exit code, error code, words the message must hold
+    (["diagnose", "--replay", "/nonexistent", "--format", "json"], 2, "bad_input", "no such folder"),
+    (["diagnose", "--replay", CASE, "--jobset", "nope", "--format", "json"], 2, "unknown_jobset", "JobSets present"),
+    (["diagnose", "--replay", CASE, "--at", "yesterday", "--format", "json"], 2, "bad_input", "RFC 3339"),
+    (["diagnose", "--bogus", "--format", "json"], 2, "usage", "unrecognized arguments: --bogus"),
+    (["diagnose", "--format=json", "--format", "yaml"], 2, "usage", "invalid choice"),
+    (["query-logs", "--replay", CASE, "--filter", "a=("], 2, "bad_filter", "invalid filter"),
+    (["query-logs", "--replay", CASE, "--filter", "x", "--limit", "0"], 2, "invalid_argument", "limit must be at least 1"),
+    (["explain-class", "--failure-class", "host_om"], 2, "unknown_failure_class", "did you mean 'host_oom'"),
+    (["list-events"], 2, "bad_input", "replay"),
+]
+
+
+@pytest.mark.parametrize("argv, rc, code, words", ERROR_CASES, ids=lambda x: x if isinstance(x, str) else None)
+def test_json_errors_are_one_object_on_stdout(argv, rc, code, words, capsys):
+    assert main(argv) == rc
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert set(doc) == {"error"} and set(doc["error"]) == {"code", "message", "hint"}
+    assert doc["error"]["code"] == code and words in doc["error"]["message"], doc
+    assert "\n" not in doc["error"]["message"] and "http" not in json.dumps(doc) and out.err == ""
+
+
+def test_text_errors_are_one_line_on_stderr(capsys):
+    assert main(["diagnose", "--replay", "/nonexistent", "--format", "markdown"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == "pathways-workload: /nonexistent: no such folder\n"
+    assert main(["diagnose", "--bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: pathways-workload") and err.endswith(
+        "pathways-workload: unrecognized arguments: --bogus\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evals.agents import AgentRun, RulesAgent
@@ -98,12 +99,20 @@ def test_input_ids_are_collected_without_the_engine():
     assert "0b0def5d-5fd8-4e0e-822d-3921eab2f7f2" in case.input_ids  # an Event's uid nested in events.json
 
 
-def test_eval_cli_exit_codes(tmp_path, capsys):
+def test_eval_cli_exit_codes(tmp_path, capsys, monkeypatch):
     assert eval_main([str(FIXTURES / "case-001"), "--format", "json", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "eval.json").exists() and (tmp_path / "eval.md").exists()
+    capsys.readouterr()
     assert eval_main([str(tmp_path / "nothing")]) == 2
-    assert eval_main(["--agent", "llm", str(FIXTURES / "case-001")]) == 0  # skipped, said so
-    assert "skipped" in capsys.readouterr().err
+    assert "no cases" in capsys.readouterr().err
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    assert eval_main(["--agent", "llm", str(FIXTURES / "case-001")]) == 2  # an error, not a silent "skipped"
+    err = capsys.readouterr().err
+    assert "needs ANTHROPIC_API_KEY" in err and len(err.strip().splitlines()) == 1
+    assert eval_main(["--agent", "llm", "--format", "json", str(FIXTURES / "case-001")]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "missing_api_key"
+    assert eval_main(["--agent", "nobody", str(FIXTURES / "case-001")]) == 2
 
 
 def test_eval_cli_fails_below_the_gate(tmp_path):

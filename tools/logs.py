@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from typing import Literal
 
 from pydantic import Field
 
@@ -21,7 +22,7 @@ TEXT_MAX = 2000
 class QueryLogsInput(WorkloadInput):
     filter: str = Field(..., description='Cloud Logging query-language filter, e.g. resource.labels.container_name="pathways-worker" textPayload:"FATAL".')
     limit: int = Field(50, ge=1, le=1000, description="At most this many entries are returned.")
-    order: str = Field("asc", pattern="^(asc|desc)$", description="Timestamp order: asc (oldest first) or desc.")
+    order: Literal["asc", "desc"] = Field("asc", description="Timestamp order: asc (oldest first) or desc.")
 
 
 class ListEventsInput(WorkloadInput):
