@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -14,17 +13,33 @@ from .harness import load_cases, run_eval
 from .report import RENDERERS, as_json, compare, markdown
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("eval", help="score an agent over recorded incidents (exit 1 below the gate)")
-    p.add_argument("paths", nargs="*", default=["fixtures"], help="case folders or folders of cases (default: fixtures)")
-    p.add_argument("--agent", default="rules", help="rules (the engine) or llm (needs ANTHROPIC_API_KEY)")
+def register(subparsers, command=None) -> None:
+    """Add `eval` to a command line; `command(sub, name, summary, description)` makes the parser (skill.cli's)."""
+    summary = "score an agent over recorded incidents (exit 1 below the gate)"
+    description = ("Score an agent over recorded incidents (case folders with expected.yaml): class, status, evidence,\n"
+                   "entities, fixes, fabricated citations; exit 1 below the gate, 2 on an error. Without a folder it\n"
+                   "scores the bundled fixtures/ of the source checkout (they are not in the wheel).")
+    p = command(subparsers, "eval", summary, description) if command else subparsers.add_parser("eval", help=summary)
+    p.add_argument("paths", nargs="*", metavar="DIR",
+                   help="case folders or folders of cases (default: the checkout's bundled fixtures/)")
+    p.add_argument("--agent", default="rules", metavar="{rules,llm}",
+                   help="rules (the engine) or llm (a Claude model; needs ANTHROPIC_API_KEY)")
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run each case K times (pass^k)")
-    p.add_argument("--format", choices=sorted(RENDERERS), default="table")
+    p.add_argument("--format", choices=sorted(RENDERERS), default="table", help="how the scorecard is printed")
     p.add_argument("--out", metavar="DIR", help="also write eval.json and eval.md there")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def bundled_fixtures() -> Path:
+    """The recorded incidents beside the package in a source checkout, wherever the command runs from."""
+    folder = Path(__file__).resolve().parent.parent / "fixtures"
+    if not folder.is_dir():
+        raise InputError("no case folders given, and the bundled fixtures/ is not here: it ships with the source "
+                         "checkout, not the wheel", hint="give case folders: pathways-workload eval CHECKOUT/fixtures")
+    return folder
+
+
+def run(args) -> int:
     if args.agent == "llm":
         try:
             import evals.llm_agent  # noqa: F401 - registers itself
@@ -39,9 +54,10 @@ def run(args: argparse.Namespace) -> int:
                                         hint="set ANTHROPIC_API_KEY, or score the engine with --agent rules")
     if args.agent not in AGENTS:
         raise UsageError(f"eval: unknown agent {args.agent!r}; choose from {', '.join(sorted(AGENTS))}")
-    cases = load_cases(args.paths)
+    paths = args.paths or [str(bundled_fixtures())]
+    cases = load_cases(paths)
     if not cases:
-        raise InputError(f"no cases (folders with expected.yaml) under {' '.join(args.paths)}")
+        raise InputError(f"no cases (folders with expected.yaml) under {' '.join(paths)}")
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
     gate = result.gate(summary)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -97,3 +98,83 @@ def test_text_errors_are_one_line_on_stderr(capsys):
     err = capsys.readouterr().err
     assert err.startswith("usage: pathways-workload") and err.endswith(
         "pathways-workload: unrecognized arguments: --bogus\n")
+
+
+COMMANDS = ["diagnose", "query-logs", "list-events", "get-workload", "timeline", "explain-class", "classes", "mcp",
+            "ask", "eval"]
+
+
+def test_version(capsys):
+    import skill
+
+    with pytest.raises(SystemExit) as end:
+        main(["--version"])
+    assert end.value.code == 0 and capsys.readouterr().out == f"pathways-workload {skill.__version__}\n"
+
+
+def test_every_command_is_listed_with_an_example(capsys):
+    from skill.cli import EXAMPLES
+
+    assert sorted(EXAMPLES) == sorted(COMMANDS)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = capsys.readouterr().out
+    assert all(f"    {c}" in top for c in COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_has_a_description_an_example_and_one_metavar_per_kind(command, capsys):
+    with pytest.raises(SystemExit) as end:
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert end.value.code == 0
+    usage, description = text.split("\n\n")[:2]
+    assert usage.startswith(f"usage: pathways-workload {command}") and len(description) > 30
+    assert f"example:\n  pathways-workload {command}" in text
+    for word in ("REPLAY", "JOBSET", "FAILURE_CLASS", "WARNINGS_ONLY"):
+        assert word not in text, word
+    assert not re.search(r"--(start|end|at) T\b", text)
+    if "--replay" in text:
+        assert "--replay DIR" in text and "--jobset NAME" in text
+
+
+@pytest.mark.parametrize("command, shown", [
+    ("diagnose", ["{json,markdown}", "(default: 2h)", "(default: default)", "--at TIME", "--start TIME"]),
+    ("query-logs", ["{asc,desc}", "(default: asc)", "(default: 50)", "--filter FILTER"]),
+    ("list-events", ["(default: 100)", "--warnings-only"]),
+    ("explain-class", ["--failure-class ID"]),
+    ("classes", ["{text,json}", "(default: text)"]),
+    ("ask", ["{json,text}", "(default: 8)", "--max-steps N"]),
+    ("eval", ["{rules,llm}", "{json,markdown,table}", "(default: table)"]),
+])
+def test_choices_and_defaults_are_shown(command, shown, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # as read, whatever the terminal's width
+    for words in shown:
+        assert words in text, words
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_classes_lists_the_taxonomy(capsys):
+    from skill.catalog import CLASSES
+
+    from conftest import ROOT
+
+    assert main(["classes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines] == [[c.id, c.phase] for c in CLASSES]
+    assert main(["classes", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rows} == set(re.findall(r"^\| `([a-z_]+)` \|", (ROOT / "docs" / "taxonomy.md").read_text(),
+                                                     re.M))
+    assert all(r["title"] and "\n" not in r["title"] for r in rows)
+
+
+def test_eval_finds_the_bundled_fixtures_from_anywhere(tmp_path, monkeypatch):
+    from evals.cli import bundled_fixtures
+
+    from conftest import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    assert bundled_fixtures() == ROOT / "fixtures"
