@@ -19,6 +19,11 @@ def register(subparsers) -> None:
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run each case K times (pass^k)")
     p.add_argument("--format", choices=sorted(RENDERERS), default="table")
     p.add_argument("--out", metavar="DIR", help="also write eval.json and eval.md there")
+    p.add_argument("--robustness", action="store_true",
+                   help="replay every case under shape transformations that keep its facts, scored per transformation")
+    p.add_argument("--transforms", metavar="A,B", help="with --robustness: only these transformations")
+    p.add_argument("--cases", type=int, metavar="N", help="with --robustness: N cases spread over the library")
+    p.add_argument("--only", metavar="GLOB", help="with --robustness: the cases whose name matches GLOB")
     p.set_defaults(func=run)
 
 
@@ -39,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"pathways-workload: no cases (folders with expected.yaml) under {' '.join(args.paths)}", file=sys.stderr)
         return 2
+    if args.robustness:
+        return robustness(args, cases)
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
     gate = result.gate(summary)
@@ -53,6 +60,28 @@ def run(args: argparse.Namespace) -> int:
         (out / "eval.json").write_text(as_json(summary, gate))
         (out / "eval.md").write_text(markdown(summary, gate))
     return 1 if gate else 0
+
+
+def robustness(args: argparse.Namespace, cases) -> int:
+    from . import robustness as rb
+
+    cases = rb.select(cases, args.cases, args.only)
+    if not cases:
+        print(f"pathways-workload: no case matches {args.only!r}", file=sys.stderr)
+        return 2
+    transforms = [t.strip() for t in args.transforms.split(",") if t.strip()] if args.transforms else None
+    try:
+        summary = rb.run_robustness(cases, AGENTS[args.agent](), transforms)
+    except ValueError as err:
+        print(f"pathways-workload: {err}", file=sys.stderr)
+        return 2
+    sys.stdout.write(rb.RENDERERS[args.format](summary))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "robustness.json").write_text(rb.as_json(summary))
+        (out / "robustness.md").write_text(rb.markdown(summary))
+    return 1 if summary["gate"] else 0
 
 
 def main(argv: list[str] | None = None) -> int:
