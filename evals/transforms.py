@@ -154,10 +154,11 @@ def _exception_line(lines: list[str]) -> int:
 # --- the transformations -------------------------------------------------------------------------------------
 
 def split_tracebacks(c: Copy) -> int:
-    """One LogEntry per line of every multi-line text, as the container runtime splits stderr; +1 µs per line."""
+    """One LogEntry per line of every multi-line container log text, as the container runtime splits stderr;
+    +1 µs per line; the line holding the exception (else the first) keeps the insertId, the others get `<id>-l<k>`."""
     out, n = [], 0
     for e in c.logs:
-        text = text_of(e)
+        text = text_of(e) if is_container_log(e) else None
         lines = text.rstrip("\n").split("\n") if text else []
         if len(lines) < 2:
             out.append(e)
@@ -192,14 +193,27 @@ def join_tracebacks(c: Copy) -> int:
     return n
 
 
+_GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+_PY_LEVEL = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:")
+
+
+def level(e: dict, text: str) -> str:
+    """The severity a line's writer meant: its glog letter or Python level prefix, else the entry's (on GKE every
+    stderr line is ERROR), as a logging agent that parses the line records it."""
+    if GLOG.match(text):
+        return _GLOG_LEVEL[text[0]]
+    m = _PY_LEVEL.match(text)
+    return m.group(1) if m else str(e.get("severity", "DEFAULT"))
+
+
 def _to_json(c: Copy, which: Callable[[dict], bool]) -> int:
     n = 0
     for e in c.logs:
         if which(e) and isinstance(e.get("textPayload"), str):
             text = e.pop("textPayload")
             m = re.match(r"^[IWEF]\d{4} \S+\s+\d+ ([\w.\-]+?)(?:\.\w+)?:\d+\] ", text)
-            e["jsonPayload"] = {"message": text, "logger": m.group(1) if m else "__main__",
-                                "severity": e.get("severity", "DEFAULT")}
+            e["severity"] = level(e, text)  # the logging agent lifts jsonPayload.severity into the entry
+            e["jsonPayload"] = {"message": text, "logger": m.group(1) if m else "__main__", "severity": e["severity"]}
             n += 1
     return n
 
@@ -218,7 +232,8 @@ _LETTER = {"ERROR": "E", "CRITICAL": "F", "ALERT": "F", "EMERGENCY": "F", "WARNI
 
 
 def glog_prefix(c: Copy) -> int:
-    """glog prefixes removed where present; added to the user's container lines that start a message."""
+    """glog prefixes removed where present (their letter kept as the entry's severity, as an agent parsing glog
+    records it); added to the user's container lines that start a message (not inside a traceback)."""
     n = 0
     in_tb = {id(x) for s in streams(c.logs) for b in traceback_blocks(s) for x in b}
     for e in c.logs:
@@ -226,11 +241,12 @@ def glog_prefix(c: Copy) -> int:
         if text is None or not is_container_log(e):
             continue
         if GLOG.match(text):
+            e["severity"] = level(e, text)  # the fact the letter carried stays on the entry
             set_text(e, GLOG.sub("", text))
             n += 1
         elif is_user_container(e) and id(e) not in in_tb and text.strip() and not text.startswith((" ", "\t")):
             ts = _ts(_ns(str(e.get("timestamp", ""))))
-            prefix = f"{_LETTER.get(str(e.get('severity')), 'I')}{ts[5:7]}{ts[8:10]} {ts[11:26]}      42 train.py:123] "
+            prefix = f"{_LETTER.get(level(e, text), 'I')}{ts[5:7]}{ts[8:10]} {ts[11:26]}      42 train.py:123] "
             set_text(e, prefix + text)
             n += 1
     return n

@@ -60,13 +60,15 @@ def test_json_payload_shape_and_scope():
     assert json_payload(c) == 2  # not the pathways-worker line
     assert c.logs[0]["jsonPayload"] == {"message": "\n".join(TB), "logger": "__main__", "severity": "ERROR"}
     assert "textPayload" in c.logs[1]
-    assert json_payload_all(tiny()) == 3
+    c = tiny()
+    assert json_payload_all(c) == 3
+    assert c.logs[1]["severity"] == c.logs[1]["jsonPayload"]["severity"] == "INFO"  # the glog letter, lifted
 
 
 def test_glog_prefix_removed_and_added():
     c = tiny()
     assert glog_prefix(c) == 3
-    assert c.logs[1]["textPayload"] == "started"
+    assert c.logs[1]["textPayload"] == "started" and c.logs[1]["severity"] == "INFO"
     assert c.logs[2]["textPayload"].startswith("E1120 10:00:02.000000      42 train.py:123] loading")
 
 
