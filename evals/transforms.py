@@ -228,6 +228,40 @@ def json_payload_all(c: Copy) -> int:
     return _to_json(c, is_container_log)
 
 
+def json_msg(c: Copy) -> int:
+    """The user's container lines as structlog / zap / klog JSON write them: {"msg": text, "level": ...}."""
+    n = 0
+    for e in c.logs:
+        if is_user_container(e) and isinstance(e.get("textPayload"), str):
+            text = e.pop("textPayload")
+            e["jsonPayload"] = {"msg": text, "level": level(e, text).lower(), "logger": "__main__"}
+            n += 1
+    return n
+
+
+def json_exc_info(c: Copy) -> int:
+    """The user's tracebacks as a Python JSON formatter writes `logger.exception(...)`: one entry (the exception
+    line's insertId) with a generic message and the whole traceback in `exc_info`; other lines as json_payload."""
+    n = 0
+    drop: set[int] = set()
+    for stream in streams(c.logs):
+        if not is_user_container(stream[0]):
+            continue
+        for block in traceback_blocks(stream):
+            last = block[-1]
+            tb = "\n".join(text_of(x) or "" for x in block)
+            last.pop("textPayload", None)
+            last["jsonPayload"] = {"message": "Unhandled exception", "exc_info": tb, "logger": "__main__",
+                                   "severity": "ERROR"}
+            last["timestamp"] = block[0].get("timestamp", last.get("timestamp"))
+            for x in block[:-1]:
+                drop.add(id(x))
+                c.id_map[x["insertId"]] = last["insertId"]
+            n += 1
+    c.logs = [e for e in c.logs if id(e) not in drop]
+    return n + _to_json(c, is_user_container)
+
+
 _LETTER = {"ERROR": "E", "CRITICAL": "F", "ALERT": "F", "EMERGENCY": "F", "WARNING": "W"}
 
 
@@ -274,7 +308,7 @@ from .rename import rename  # noqa: E402 - the renaming has its own module
 
 TRANSFORMS: dict[str, Callable[[Copy], int]] = {
     "split_tracebacks": split_tracebacks, "join_tracebacks": join_tracebacks, "json_payload": json_payload,
-    "json_payload_all": json_payload_all, "glog_prefix": glog_prefix, "rename": rename, "reorder": reorder,
+    "json_payload_all": json_payload_all, "json_msg": json_msg, "json_exc_info": json_exc_info, "glog_prefix": glog_prefix, "rename": rename, "reorder": reorder,
     "jsonl": jsonl,
 }
 ORIGINAL = "original"  # the case as it is, written by the same writer: the reference the variants are compared to

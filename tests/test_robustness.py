@@ -8,8 +8,8 @@ from pathlib import Path
 from evals.agents import RulesAgent
 from evals.harness import load_cases
 from evals.robustness import markdown, run_robustness, select
-from evals.transforms import (Copy, glog_prefix, join_tracebacks, json_payload, json_payload_all, jsonl, load, reorder,
-                              save, split_tracebacks)
+from evals.transforms import (Copy, glog_prefix, join_tracebacks, json_exc_info, json_msg, json_payload, json_payload_all,
+                              jsonl, load, reorder, save, split_tracebacks)
 from evals.rename import rename
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -63,6 +63,18 @@ def test_json_payload_shape_and_scope():
     c = tiny()
     assert json_payload_all(c) == 3
     assert c.logs[1]["severity"] == c.logs[1]["jsonPayload"]["severity"] == "INFO"  # the glog letter, lifted
+
+
+def test_structured_variants_msg_and_exc_info():
+    c = tiny()
+    assert json_msg(c) == 2 and c.logs[2]["jsonPayload"]["msg"].startswith("loading")
+    c = tiny()
+    split_tracebacks(c)
+    c.expected["evidence"] = ["e1-l0"]
+    assert json_exc_info(c) == 2  # one traceback, one other user line
+    tb = next(e for e in c.logs if e["insertId"] == "e1")
+    assert tb["jsonPayload"]["exc_info"] == "\n".join(TB) and tb["jsonPayload"]["message"] == "Unhandled exception"
+    assert len(c.logs) == 3 and c.id_map["e1-l0"] == "e1"
 
 
 def test_glog_prefix_removed_and_added():
