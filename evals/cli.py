@@ -28,6 +28,11 @@ def register(subparsers, command=None) -> None:
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run each case K times (pass^k)")
     p.add_argument("--format", choices=sorted(RENDERERS), default="table", help="how the scorecard is printed")
     p.add_argument("--out", metavar="DIR", help="also write eval.json, eval.md and reliability.svg there")
+    p.add_argument("--robustness", action="store_true",
+                   help="replay every case under shape transformations that keep its facts, scored per transformation")
+    p.add_argument("--transforms", metavar="A,B", help="with --robustness: only these transformations")
+    p.add_argument("--cases", type=int, metavar="N", help="with --robustness: N cases spread over the library")
+    p.add_argument("--only", metavar="GLOB", help="with --robustness: the cases whose name matches GLOB")
     p.set_defaults(func=run)
 
 
@@ -59,6 +64,8 @@ def run(args) -> int:
     cases = load_cases(paths)
     if not cases:
         raise InputError(f"no cases (folders with expected.yaml) under {' '.join(paths)}")
+    if args.robustness:
+        return robustness(args, cases)
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
     gate = result.gate(summary)
@@ -82,6 +89,26 @@ def _plot(summary: dict, paths: list[str]) -> str:
     bs = [Band.from_dict(b) for b in c["bands"]]
     where = " ".join(Path(p).name or p for p in paths)[:60]
     return reliability_svg(bs, f"Reliability: {where} ({summary['agent']}, {c['scored']} cases)")
+
+
+def robustness(args: argparse.Namespace, cases) -> int:
+    from . import robustness as rb
+
+    cases = rb.select(cases, args.cases, args.only)
+    if not cases:
+        raise InputError(f"no case matches {args.only!r}")
+    transforms = [t.strip() for t in args.transforms.split(",") if t.strip()] if args.transforms else None
+    try:
+        summary = rb.run_robustness(cases, AGENTS[args.agent](), transforms)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    sys.stdout.write(rb.RENDERERS[args.format](summary))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "robustness.json").write_text(rb.as_json(summary))
+        (out / "robustness.md").write_text(rb.markdown(summary))
+    return 1 if summary["gate"] else 0
 
 
 def main(argv: list[str] | None = None) -> int:
