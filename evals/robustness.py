@@ -63,7 +63,7 @@ def run_robustness(cases: list[Case], agent: Agent, transforms: list[str] | None
         for case in cases:
             for name in names:
                 out[name].append(variant(case, name, agent, Path(tmp)))
-    return summarise(agent.name, out)
+        return summarise(agent.name, out)  # while the variants' folders exist (the baselines read them)
 
 
 def _row(name: str, variants: list[Variant]) -> dict:
