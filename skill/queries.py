@@ -15,8 +15,9 @@ CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 LAUNCH_SAMPLE = 1000  # one page of the newest reports
 CONTROL_CAP = 5000
-STRUCTURED_CAP = 2000
-STRUCTURED_ERRORS = " OR ".join([f"jsonPayload.{k}:*" for k in ERROR_KEYS] + ["(severity>=ERROR jsonPayload.msg:*)"])
+# Where a container line's text may be: plain text, or a structured logger's message under either common key.
+TEXT_FIELDS = ("textPayload", "jsonPayload.message", "jsonPayload.msg")
+STRUCTURED_ERRORS = " OR ".join(f"jsonPayload.{k}:*" for k in ERROR_KEYS)
 NODE_BATCH = 400  # node names per filter at most; fewer when the names and the query's regex would pass FILTER_LIMIT
 FILTER_LIMIT = 19_500  # Cloud Logging rejects filters over 20,000 characters; keep a margin
 
@@ -56,8 +57,8 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
     """Phase one: the JobSet's containers (control plane whole, the rest narrowed to signatures) and its events."""
     base = _containers_base(scope)
     control = " OR ".join(f"resource.labels.container_name={quote(c)}" for c in CONTROL_CONTAINERS)
-    # The signature regex appears twice (text and JSON payloads): cut it so each filter stays under FILTER_LIMIT.
-    rx_room = (FILTER_LIMIT - len(base) - 600) // 2
+    # The signature regex appears once per text field (TEXT_FIELDS): cut it so each filter stays under FILTER_LIMIT.
+    rx_room = (FILTER_LIMIT - len(base) - 600 - len(STRUCTURED_ERRORS)) // len(TEXT_FIELDS)
     signatures = [quote(r) for r in pushdown_regexes("container", rx_room)]
     while max(len(r) for r in signatures) > rx_room:  # quoting doubles backslashes: shrink until the quoted pieces fit
         signatures = [quote(r) for r in pushdown_regexes("container", int(rx_room * 0.8 * rx_room / max(map(len, signatures))))]
@@ -67,14 +68,11 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
     ev_ns = f" jsonPayload.involvedObject.namespace={quote(scope.namespace)}" if scope.namespace else ""
     return [
         LogQuery("control-plane", f"{base} ({control})", "asc", CONTROL_CAP),
+        # The first piece also takes structured logs' exceptions (what a JSON formatter puts beside the message).
         *(LogQuery("signatures" if i == 0 else f"signatures-{i + 1}",
-                   f"{base} {not_control} (textPayload=~{rx} OR jsonPayload.message=~{rx})")
+                   f"{base} {not_control} ({_any_text(rx)}{f' OR {STRUCTURED_ERRORS}' if i == 0 else ''})")
           for i, rx in enumerate(signatures)),
-        # Structured logs: the exception a JSON formatter puts beside the message, and error records whose text is under
-        # "msg" (the signatures above read textPayload and jsonPayload.message); oldest first, as causes come first.
-        LogQuery("structured-errors", f"{base} {not_control} ({STRUCTURED_ERRORS})", "asc", STRUCTURED_CAP),
-        LogQuery("progress", f"{base} {not_control} (textPayload=~{progress} OR jsonPayload.message=~{progress})",
-                 "desc", PROGRESS_SAMPLE),
+        LogQuery("progress", f"{base} {not_control} ({_any_text(progress)})", "desc", PROGRESS_SAMPLE),
         # The executor's periodic launch reports, newest first and capped: enough to see the program ran on after a fault
         # the client printed no step lines about, without reading every host's chatter.
         LogQuery("launches", f"{base} resource.labels.container_name=\"pathways-worker\" "
@@ -95,6 +93,11 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
                                      f"protoPayload.resourceName:{quote('/pods/' + scope.jobset + '-')}){_refused_vms(scope)})) "
                                      f"OR {_autoscaler(scope)})"),
     ]
+
+
+def _any_text(rx: str) -> str:
+    """The quoted regex rx on any of the fields a container line's text may be in."""
+    return " OR ".join(f"{f}=~{rx}" for f in TEXT_FIELDS)
 
 
 def _autoscaler(scope: Scope) -> str:

@@ -112,13 +112,15 @@ def test_structured_logs_carry_their_exception_beside_the_message():
     assert (fact.raised_in, fact.record.id) == ("checkpoint", "j1")
 
 
-def test_the_structured_errors_query_reads_what_the_signatures_query_cannot():
+def test_the_signatures_query_reads_structured_logs_too():
     from skill.query import compile_filter
     from skill.queries import Scope, workload_queries
-    q = next(q for q in workload_queries(Scope("js", 0, 10**19)) if q.name == "structured-errors")
+    q = next(q for q in workload_queries(Scope("js", 0, 10**19)) if q.name == "signatures")
     pred = compile_filter(q.filter)
     base = {"timestamp": "2026-12-04T10:00:00Z", "resource": {"type": "k8s_container", "labels": {
         "pod_name": POD, "container_name": C}}, "labels": {"k8s-pod/jobset_sigs_k8s_io/jobset-name": "js"}}
     assert pred({**base, "jsonPayload": {"message": "x", "exc_info": "Traceback ..."}})
-    assert pred({**base, "severity": "ERROR", "jsonPayload": {"msg": "save failed"}})
-    assert not pred({**base, "severity": "INFO", "jsonPayload": {"msg": "step 10"}})
+    assert pred({**base, "jsonPayload": {"msg": "Traceback (most recent call last):"}})  # a logger's "msg" key
+    assert not pred({**base, "jsonPayload": {"msg": "all is well"}})
+    progress = next(q for q in workload_queries(Scope("js", 0, 10**19)) if q.name == "progress")
+    assert compile_filter(progress.filter)({**base, "jsonPayload": {"msg": "step 120 loss 2.1"}})
