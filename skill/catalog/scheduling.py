@@ -43,11 +43,11 @@ def _placement_only(groups: dict[str, str], text: str) -> bool:
 
 _EVENT = ("event", "object")
 # The API server's validation error names the field and why: `<Kind> "<name>" is invalid: <field path>: <reason>`
-_INVALID_FIELD = re.compile(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})")
+INVALID_FIELD = re.compile(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})")
 
 
 def _names_invalid_field(groups: dict[str, str], text: str) -> bool:
-    return _INVALID_FIELD.search(text) is not None
+    return INVALID_FIELD.search(text) is not None
 
 
 def _names_no_invalid_field(groups: dict[str, str], text: str) -> bool:
