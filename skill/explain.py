@@ -8,6 +8,7 @@ from urllib.parse import quote as urlquote
 import jinja2
 
 from .catalog import BY_ID, HEALTHY, SYMPTOMS, VERDICT_SOURCES
+from .catalog.scheduling import INVALID_FIELD
 from .catalog.types import PATHWAYS_CONTAINERS, Text
 from .classify import Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
@@ -219,12 +220,11 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         detail = clip(excerpt(GLOG_HEADER.sub("", first.text, count=1)), 160)
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
-    # The root cause's own lines, so a fix template can pick the variant it addresses ({% if '...' in evidence_text %}).
-    evidence_text = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
-    sa = re.search(f"({_SERVICE_ACCOUNT.pattern}) does not have", evidence_text)
+    # The root cause's own lines, read for values to fill in (which variant is shown is chosen by matched_ids).
+    lines = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
+    sa = re.search(f"({_SERVICE_ACCOUNT.pattern}) does not have", lines)
     client_py, sidecar_py = _python_versions(model, user_container)
-    # The API server's validation error names the field and why: `<Kind> "<name>" is invalid: <field path>: <reason>`
-    invalid = re.search(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})", evidence_text)
+    invalid = INVALID_FIELD.search(lines)
     return {
         "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
         "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
@@ -233,7 +233,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "image": image, "image_repo": image.rsplit(":", 1)[0] if ":" in image else image,
         "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
         "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
-        "principal": sa.group(1) if sa else "The workload's identity", "detail": detail, "evidence_text": evidence_text,
+        "principal": sa.group(1) if sa else "The workload's identity", "detail": detail,
         "client_python": client_py, "sidecar_python": sidecar_py,
         "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),

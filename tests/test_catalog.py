@@ -425,3 +425,37 @@ def test_a_line_addressed_to_automated_readers_is_no_evidence(text):
 def test_ordinary_lines_are_not_taken_for_notes_to_readers(text):
     from skill.signals import addressed_to_a_reader
     assert not addressed_to_a_reader(text)
+
+
+def _templates(c) -> list[str]:
+    texts = [c.explanation] if isinstance(c.explanation, str) else [t.text for t in c.explanation]
+    return texts + [f.summary for f in c.fixes] + [f.command or "" for f in c.fixes]
+
+
+@pytest.mark.parametrize("c", CLASSES, ids=lambda c: c.id)
+def test_templates_only_render_and_variants_name_signatures_of_their_class(c):
+    """Which fix or explanation is shown is chosen by the ids of the signatures that matched (Fix/Text when, unless),
+    never by searching the log text again inside a template."""
+    assert not any("evidence_text" in t for t in _templates(c))
+    ids = {p.id for p in c.patterns if p.id}
+    variants = list(c.fixes) + ([] if isinstance(c.explanation, str) else list(c.explanation))
+    named = {i for v in variants for i in v.when + v.unless}
+    assert named <= ids, sorted(named - ids)
+
+
+@pytest.mark.parametrize("text, source, cls, want", [
+    ('ValueError: RESOURCE_EXHAUSTED: Error writing "p/.zarray" in "gs://b/c/1.orbax-checkpoint-tmp-1/state/": HTTP response code: 429 with body: rate limit',
+     "container", "checkpoint_failure", "throttled"),
+    ('ValueError: Error writing "p/c/0" in OCDBT database at "gs://b/c/": DEADLINE_EXCEEDED', "container", "checkpoint_failure", ""),
+    ('JobCreationFailed: Job.batch "js-worker-0" is invalid: spec.template.spec.containers[0].volumeMounts[2].mountPath: Required value',
+     "event", "jobset_rejected", "field_invalid"),
+    ('FailedCreate: Error creating: pods "js-worker-0-0" is forbidden: exceeded quota: q', "event", "jobset_rejected", ""),
+])
+def test_a_signature_read_two_ways_gives_one_signal_per_regex(text, source, cls, want):
+    """A split signature (one regex, complementary checks) must match a line once, so it still scores once."""
+    hits = [s for s in M.match(Record(id="x", ts=1, source=source, log="stderr", text=text, pod="js-worker-0-0-a",
+                                      container="jax-tpu")) if s.target == cls]
+    regexes = [s.pattern.regex for s in hits]
+    assert hits and len(regexes) == len(set(regexes))
+    ids = {s.pattern.id for s in hits}
+    assert want in ids if want else not ids & {"throttled", "field_invalid"}

@@ -27,7 +27,8 @@ HBM_OOM = FailureClass(
         Pattern(r"Error allocating device buffer: Attempting to allocate", 0.95, entities=_PC),
         # The TPU runtime's reservation of a program's scratch space: the free HBM exists but is not contiguous enough.
         Pattern(r"Attempting to reserve [\d.]+\s?[KMGT]i?B? at the bottom of memory", 0.95, entities=_PC,
-                note="the program's scratch reservation did not fit in device memory (fragmented free HBM)"),
+                note="the program's scratch reservation did not fit in device memory (fragmented free HBM)",
+                id="scratch_reserve"),
         Pattern(r"RESOURCE_EXHAUSTED: Attempting to (?:reserve|allocate) [\d.]+\s?[KMGT]i?B?\b.{0,80}(?:not possible|free)", 0.9,
                 entities=_PC),
         Pattern(r"RESOURCE_EXHAUSTED: Allocation \(size=\d+\) would exceed memory", 0.9, entities=_PC),
@@ -43,7 +44,10 @@ HBM_OOM = FailureClass(
     fixes=(
         Fix("Read the memory breakdown XLA printed next to the error.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=200", "read-only"),
         Fix("Reduce per-device memory: smaller per-device batch or sequence length, shard parameters and optimizer state (check for accidental replication), donate buffers (donate_argnums), rematerialise with jax.checkpoint, use bf16, or move to a larger topology; XLA flag --xla_tpu_rematerialization_algo=PEAK_PRIORITY can help at compile time.", None, "low"),
-        Fix("{% if 'bottom of memory' in evidence_text or 'fragmentation' in evidence_text %}The runtime could not reserve the program's scratch space in one piece at the bottom of HBM: there is enough free memory in total but it is fragmented by buffers that are still alive (the error says how much compaction would free). Free or donate the previous phase's buffers before the new program runs (e.g. after switching sequence length, drop old train states and jitted executables, jax.clear_caches()), lower the new phase's per-device batch or sequence length, or rematerialise; rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true to see what holds HBM.{% else %}For an allocation failure at run time (E0100, 'Error allocating device buffer'), drop references to arrays you no longer need (old train states, EMA or eval copies: check len(jax.live_arrays())) and rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true in the Pathways worker env so the allocator dumps what holds HBM.{% endif %}", None, "low"),
+        Fix("The runtime could not reserve the program's scratch space in one piece at the bottom of HBM: there is enough free memory in total but it is fragmented by buffers that are still alive (the error says how much compaction would free). Free or donate the previous phase's buffers before the new program runs (e.g. after switching sequence length, drop old train states and jitted executables, jax.clear_caches()), lower the new phase's per-device batch or sequence length, or rematerialise; rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true to see what holds HBM.",
+            None, "low", when=("scratch_reserve",)),
+        Fix("For an allocation failure at run time (E0100, 'Error allocating device buffer'), drop references to arrays you no longer need (old train states, EMA or eval copies: check len(jax.live_arrays())) and rerun with LIBTPU_INIT_ARGS=--tpu_log_allocations_on_oom=true in the Pathways worker env so the allocator dumps what holds HBM.",
+            None, "low", unless=("scratch_reserve",)),
     ),
     names_jobset=True,
     facts=(

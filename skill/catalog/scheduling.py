@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .types import FailureClass, Fix, Pattern
+from .types import FailureClass, Fix, Pattern, Text
 
 _COUNTS = re.compile(r"0/(\d+) nodes are available: .*?(\d+) node\(s\) didn't match Pod's node affinity/selector")
 
@@ -42,34 +42,74 @@ def _placement_only(groups: dict[str, str], text: str) -> bool:
 
 
 _EVENT = ("event", "object")
+# The API server's validation error names the field and why: `<Kind> "<name>" is invalid: <field path>: <reason>`
+INVALID_FIELD = re.compile(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})")
+
+
+def _names_invalid_field(groups: dict[str, str], text: str) -> bool:
+    return INVALID_FIELD.search(text) is not None
+
+
+def _names_no_invalid_field(groups: dict[str, str], text: str) -> bool:
+    return not _names_invalid_field(groups, text)
+
 
 JOBSET_REJECTED = FailureClass(
     id="jobset_rejected", title="JobSet or child Jobs refused at creation", phase="submit",
     component="JobSet controller / webhook",
     patterns=(
         Pattern(r"no endpoints available for service \"jobset-webhook-service\"", 0.95, ("event", "object", "container"),
-                entities=("JobSet",)),
-        Pattern(r"failed calling webhook \"[mv]jobset\.kb\.io\"", 0.9, ("event", "object", "container"), entities=("JobSet",)),
+                entities=("JobSet",), id="jobset_webhook_down"),
+        Pattern(r"failed calling webhook \"[mv]jobset\.kb\.io\"", 0.9, ("event", "object", "container"), entities=("JobSet",),
+                id="jobset_webhook_down"),
         Pattern(r"(?:for coordinator label|JobSet name is too long|must be no more than 63 characters)", 0.95,
-                ("event", "object", "container"), entities=("JobSet",)),
+                ("event", "object", "container"), entities=("JobSet",), id="name_too_long"),
+        # The creation errors below are one signature each (scored once, by regex), read two ways: the API server naming
+        # the invalid field (`is invalid: <field>: <reason>`), or any other refusal.
         Pattern(r"(?:FailedCreate|JobCreationFailed)\b.*(?:Error creating|is invalid|forbidden|denied)", 0.8, _EVENT,
-                entities=("JobSet",)),
-        Pattern(r"(?:JobCreationFailed|HeadlessServiceCreationFailed): ", 0.7, _EVENT, entities=("JobSet",)),
+                entities=("JobSet",), check=_names_invalid_field, id="field_invalid"),
+        Pattern(r"(?:FailedCreate|JobCreationFailed)\b.*(?:Error creating|is invalid|forbidden|denied)", 0.8, _EVENT,
+                entities=("JobSet",), check=_names_no_invalid_field),
+        Pattern(r"(?:JobCreationFailed|HeadlessServiceCreationFailed): ", 0.7, _EVENT, entities=("JobSet",),
+                check=_names_invalid_field, id="field_invalid"),
+        Pattern(r"(?:JobCreationFailed|HeadlessServiceCreationFailed): ", 0.7, _EVENT, entities=("JobSet",),
+                check=_names_no_invalid_field),
         # Any admission webhook whose backend is gone refuses the objects it intercepts (JobSet's, Kueue's, a mesh injector's).
         Pattern(r"failed calling webhook \"[^\"]+\": .{0,300}(?:no endpoints available|context deadline exceeded|connection refused|x509)",
-                0.9, _EVENT, entities=("JobSet",)),
-        Pattern(r"only \"Never\" is supported when podFailurePolicy is specified", 0.95, _EVENT, entities=("JobSet",)),
+                0.9, _EVENT, entities=("JobSet",), id="webhook_down"),
+        Pattern(r"only \"Never\" is supported when podFailurePolicy is specified", 0.95, _EVENT, entities=("JobSet",),
+                id="pod_failure_policy"),
     ),
-    explanation="{% if 'failed calling webhook' in evidence_text %}An admission webhook with no live backend refuses objects of {{ jobset }}, so the refused pods (or Jobs) never exist and the JobSet waits without an error of its own.{% elif 'is invalid' in evidence_text %}The API server rejects a child Job of {{ jobset }} as invalid, so that replicated job never gets pods and the rest of the JobSet waits for it.{% else %}The JobSet {{ jobset }} (or one of its child Jobs) was refused when it was created, so some pods never existed.{% endif %}",
+    explanation=(
+        Text("An admission webhook with no live backend refuses objects of {{ jobset }}, so the refused pods (or Jobs) never exist and the JobSet waits without an error of its own.",
+             when=("webhook_down", "jobset_webhook_down")),
+        Text("The API server rejects a child Job of {{ jobset }} as invalid, so that replicated job never gets pods and the rest of the JobSet waits for it.",
+             when=("field_invalid", "pod_failure_policy"), unless=("webhook_down", "jobset_webhook_down")),
+        Text("The JobSet {{ jobset }} (or one of its child Jobs) was refused when it was created, so some pods never existed.",
+             unless=("webhook_down", "jobset_webhook_down", "field_invalid", "pod_failure_policy")),
+    ),
     explains=("slices_not_ready", "workload_stalled", "proxy_unreachable"),
     lookalikes=("kueue_admission_blocked",),
     fixes=(
         Fix("Check that the JobSet controller and its webhook are running.", "kubectl get pods -n jobset-system", "read-only"),
         Fix("Read the creation error on the JobSet and its Jobs.",
             "kubectl describe jobset {{ jobset }} -n {{ namespace }} && kubectl get events -n {{ namespace }} | grep -E '{{ jobset }}.*(JobCreationFailed|FailedCreate)'", "read-only"),
-        Fix("{% if 'jobset-webhook-service' in evidence_text %}The webhook has no live backend: see why jobset-controller-manager is not Ready (Pending, ImagePullBackOff, OOMKilled), fix that, then restart it; the Jobs create their pods once the webhook answers.{% elif 'failed calling webhook' in evidence_text %}The named admission webhook has no live backend, so every pod it intercepts is refused: bring its service back (see the Service named in the error), or, if this namespace should not be intercepted at all, remove the label that opts it in (e.g. istio-injection=enabled); the Jobs retry pod creation on their own.{% else %}After fixing the spec, recreate the JobSet (a JobSet's replicated Job templates are immutable).{% endif %}",
-            "{% if 'jobset-webhook-service' in evidence_text %}kubectl describe pods -n jobset-system -l control-plane=controller-manager && kubectl rollout restart deployment/jobset-controller-manager -n jobset-system{% elif 'failed calling webhook' in evidence_text %}kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations && kubectl get endpoints -A | grep -E 'istiod|webhook' && kubectl get namespace {{ namespace }} --show-labels{% else %}kubectl delete jobset {{ jobset }} -n {{ namespace }} && kubectl apply -f <fixed-manifest>.yaml{% endif %}", "high"),
-        Fix("{% if 'podFailurePolicy' in evidence_text %}Fix the worker template: podFailurePolicy needs restartPolicy: Never in the pod template; or drop podFailurePolicy and keep restartPolicy: OnFailure (what xpk and pathwaysutils generate).{% elif '63 characters' in evidence_text or 'coordinator label' in evidence_text %}Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.{% elif 'jobset-webhook-service' in evidence_text %}Pin the controller image to a released tag (registry.k8s.io/jobset/jobset:<version>) and give it a CPU node it always fits on, so the webhook does not disappear with a node or a garbage-collected staging tag.{% elif invalid_field %}Fix `{{ invalid_field }}` in the JobSet's template (the API server says: {{ invalid_reason }}), check the change with `kubectl apply --dry-run=server -f <fixed-manifest>.yaml`, then recreate the JobSet.{% else %}Fix the field the API server names in the error, then recreate the JobSet.{% endif %}", None, "low"),
+        Fix("The webhook has no live backend: see why jobset-controller-manager is not Ready (Pending, ImagePullBackOff, OOMKilled), fix that, then restart it; the Jobs create their pods once the webhook answers.",
+            "kubectl describe pods -n jobset-system -l control-plane=controller-manager && kubectl rollout restart deployment/jobset-controller-manager -n jobset-system", "high", when=("jobset_webhook_down",)),
+        Fix("The named admission webhook has no live backend, so every pod it intercepts is refused: bring its service back (see the Service named in the error), or, if this namespace should not be intercepted at all, remove the label that opts it in (e.g. istio-injection=enabled); the Jobs retry pod creation on their own.",
+            "kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations && kubectl get endpoints -A | grep -E 'istiod|webhook' && kubectl get namespace {{ namespace }} --show-labels", "high", when=("webhook_down",), unless=("jobset_webhook_down",)),
+        Fix("After fixing the spec, recreate the JobSet (a JobSet's replicated Job templates are immutable).",
+            "kubectl delete jobset {{ jobset }} -n {{ namespace }} && kubectl apply -f <fixed-manifest>.yaml", "high", unless=("jobset_webhook_down", "webhook_down")),
+        Fix("Fix the worker template: podFailurePolicy needs restartPolicy: Never in the pod template; or drop podFailurePolicy and keep restartPolicy: OnFailure (what xpk and pathwaysutils generate).",
+            None, "low", when=("pod_failure_policy",)),
+        Fix("Keep the workload name at 22 characters or fewer: the coordinator label <name>-pathways-head-0-0.<name> must fit in 63.",
+            None, "low", when=("name_too_long",), unless=("pod_failure_policy",)),
+        Fix("Pin the controller image to a released tag (registry.k8s.io/jobset/jobset:<version>) and give it a CPU node it always fits on, so the webhook does not disappear with a node or a garbage-collected staging tag.",
+            None, "low", when=("jobset_webhook_down",), unless=("pod_failure_policy", "name_too_long")),
+        Fix("Fix `{{ invalid_field }}` in the JobSet's template (the API server says: {{ invalid_reason }}), check the change with `kubectl apply --dry-run=server -f <fixed-manifest>.yaml`, then recreate the JobSet.",
+            None, "low", when=("field_invalid",), unless=("pod_failure_policy", "name_too_long", "jobset_webhook_down")),
+        Fix("Fix the field the API server names in the error, then recreate the JobSet.",
+            None, "low", unless=("pod_failure_policy", "name_too_long", "jobset_webhook_down", "field_invalid")),
     ),
     sources=("event", "object"),
     scope="spread", names_jobset=True, status_when_root="stalled",
@@ -83,29 +123,50 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         Pattern(r"insufficient unused quota for google\.com/tpu in flavor", 0.95, _EVENT, entities=("Workload", "JobSet")),
         Pattern(r"(?:PriorityClass|priority class)\S* .{0,40}not found", 0.8, _EVENT, entities=("Workload", "JobSet")),
         Pattern(r"QuotaReserved.{0,20}False", 0.5, _EVENT, entities=("Workload", "JobSet")),
-        Pattern(r"insufficient quota for \S+ in flavor \S+.{0,200}> maximum capacity", 0.95, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"insufficient quota for \S+ in flavor \S+.{0,200}> maximum capacity", 0.95, _EVENT, entities=("Workload", "JobSet"),
+                id="over_capacity"),
         Pattern(r"(?i)priorityclass(?:\.scheduling\.k8s\.io)? \"[^\"]+\" not found", 0.85, _EVENT, entities=("Workload", "JobSet")),
-        Pattern(r"LocalQueue \S+ doesn't exist|ClusterQueue \S+ (?:doesn't exist|is inactive)", 0.85, _EVENT,
-                entities=("Workload", "JobSet")),
+        Pattern(r"LocalQueue \S+ doesn't exist|ClusterQueue \S+ doesn't exist", 0.85, _EVENT, entities=("Workload", "JobSet")),
+        Pattern(r"ClusterQueue \S+ is inactive", 0.85, _EVENT, entities=("Workload", "JobSet"), id="queue_inactive"),
         # Why a ClusterQueue is inactive, in its status condition: a flavor (or admission check) it names is missing.
         Pattern(r"references missing (?:ResourceFlavor|AdmissionCheck)|reason=(?:FlavorNotFound|AdmissionCheckNotFound)", 0.9,
-                _EVENT, entities=("Workload", "JobSet")),
+                _EVENT, entities=("Workload", "JobSet"), id="queue_inactive"),
         # The ClusterQueue does not take workloads from this namespace (its spec.namespaceSelector).
         Pattern(r"(?i)namespace (?:doesn't|does not) match (?:the )?ClusterQueue(?:'s)? (?:namespace)?selector", 0.9, _EVENT,
-                entities=("Workload", "JobSet")),
+                entities=("Workload", "JobSet"), id="namespace_not_selected"),
         # Any other reason Kueue gives for keeping a Workload pending: a candidate, dropped if the pods ran after it.
         Pattern(r"^Pending: \S", 0.6, ("event",), entities=("Workload", "JobSet"), transient=True),
     ),
-    explanation="{% if 'selector' in evidence_text %}Kueue will not admit the workload for {{ jobset }}: the ClusterQueue its LocalQueue points to does not select namespace {{ namespace }}, so the JobSet stays suspended and no pods are created.{% elif 'inactive' in evidence_text or 'missing' in evidence_text %}Kueue cannot admit the workload for {{ jobset }}: its ClusterQueue is inactive (typically it references a ResourceFlavor or AdmissionCheck that does not exist), so it admits nothing, the JobSet stays suspended and no pods are created.{% elif 'maximum capacity' in evidence_text %}Kueue can never admit the workload for {{ jobset }}: it asks for more google.com/tpu than its ClusterQueue can grant even when idle, so the JobSet stays suspended with no pods.{% else %}Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the JobSet stays suspended and no pods are created.{% endif %}",
+    explanation=(
+        Text("Kueue will not admit the workload for {{ jobset }}: the ClusterQueue its LocalQueue points to does not select namespace {{ namespace }}, so the JobSet stays suspended and no pods are created.",
+             when=("namespace_not_selected",)),
+        Text("Kueue cannot admit the workload for {{ jobset }}: its ClusterQueue is inactive (typically it references a ResourceFlavor or AdmissionCheck that does not exist), so it admits nothing, the JobSet stays suspended and no pods are created.",
+             when=("queue_inactive",), unless=("namespace_not_selected",)),
+        Text("Kueue can never admit the workload for {{ jobset }}: it asks for more google.com/tpu than its ClusterQueue can grant even when idle, so the JobSet stays suspended with no pods.",
+             when=("over_capacity",), unless=("namespace_not_selected", "queue_inactive")),
+        Text("Kueue did not admit the workload for {{ jobset }}: its ClusterQueue has no free quota (or flavor) for the TPUs it asks for, so the JobSet stays suspended and no pods are created.",
+             unless=("namespace_not_selected", "queue_inactive", "over_capacity")),
+    ),
     explains=("slices_not_ready", "workload_stalled"),
     lookalikes=("tpu_capacity_unavailable",),
     fixes=(
         Fix("See why the Workload is not admitted.", "kubectl get workloads -n {{ namespace }} && kubectl describe workloads -n {{ namespace }}", "read-only"),
-        Fix("{% if 'selector' in evidence_text %}The ClusterQueue's spec.namespaceSelector does not select namespace {{ namespace }}: label the namespace as the selector asks, or widen the selector (an empty namespaceSelector {} admits every namespace).{% elif 'inactive' in evidence_text or 'missing' in evidence_text %}An inactive ClusterQueue admits nothing whatever its quota: see its Active condition (FlavorNotFound names the missing ResourceFlavor) and the ResourceFlavors that exist.{% else %}Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.{% endif %}",
-            "{% if 'selector' in evidence_text %}kubectl get clusterqueues -o custom-columns=NAME:.metadata.name,NAMESPACE_SELECTOR:.spec.namespaceSelector && kubectl get namespace {{ namespace }} --show-labels{% elif 'inactive' in evidence_text or 'missing' in evidence_text %}kubectl describe clusterqueues && kubectl get resourceflavors{% else %}kubectl get clusterqueues -o wide{% endif %}", "read-only"),
+        Fix("The ClusterQueue's spec.namespaceSelector does not select namespace {{ namespace }}: label the namespace as the selector asks, or widen the selector (an empty namespaceSelector {} admits every namespace).",
+            "kubectl get clusterqueues -o custom-columns=NAME:.metadata.name,NAMESPACE_SELECTOR:.spec.namespaceSelector && kubectl get namespace {{ namespace }} --show-labels", "read-only", when=("namespace_not_selected",)),
+        Fix("An inactive ClusterQueue admits nothing whatever its quota: see its Active condition (FlavorNotFound names the missing ResourceFlavor) and the ResourceFlavors that exist.",
+            "kubectl describe clusterqueues && kubectl get resourceflavors", "read-only", when=("queue_inactive",), unless=("namespace_not_selected",)),
+        Fix("Free quota by deleting finished JobSets, or raise the ClusterQueue nominalQuota for google.com/tpu.",
+            "kubectl get clusterqueues -o wide", "read-only", unless=("namespace_not_selected", "queue_inactive")),
         Fix("See what holds the flavor's quota and what the ClusterQueue can lend or borrow.",
             "kubectl get workloads -A -o wide && kubectl describe clusterqueue $(kubectl get localqueue -n {{ namespace }} -o jsonpath='{.items[0].spec.clusterQueue}')", "read-only"),
-        Fix("{% if 'selector' in evidence_text %}Submit to a LocalQueue whose ClusterQueue admits this namespace, or add this namespace to the ClusterQueue's spec.namespaceSelector (matchLabels / matchExpressions on kubernetes.io/metadata.name); the suspended JobSet is admitted once the selector matches.{% elif 'inactive' in evidence_text or 'missing' in evidence_text %}Make the ClusterQueue active again: create the ResourceFlavor it references (with the node labels of the TPU pool, e.g. cloud.google.com/gke-tpu-accelerator and topology), or edit spec.resourceGroups[].flavors[].name to the ResourceFlavor that exists now; the suspended JobSet is admitted once the queue is active.{% elif 'maximum capacity' in evidence_text %}The request is above the most the queue can ever grant, so waiting will not help: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.{% else %}The quota is held by other admitted workloads: wait for them, delete finished JobSets that still hold it, or raise the ClusterQueue's nominalQuota / let it borrow from its cohort.{% endif %}", None, "low"),
+        Fix("Submit to a LocalQueue whose ClusterQueue admits this namespace, or add this namespace to the ClusterQueue's spec.namespaceSelector (matchLabels / matchExpressions on kubernetes.io/metadata.name); the suspended JobSet is admitted once the selector matches.",
+            None, "low", when=("namespace_not_selected",)),
+        Fix("Make the ClusterQueue active again: create the ResourceFlavor it references (with the node labels of the TPU pool, e.g. cloud.google.com/gke-tpu-accelerator and topology), or edit spec.resourceGroups[].flavors[].name to the ResourceFlavor that exists now; the suspended JobSet is admitted once the queue is active.",
+            None, "low", when=("queue_inactive",), unless=("namespace_not_selected",)),
+        Fix("The request is above the most the queue can ever grant, so waiting will not help: raise spec.resourceGroups[].flavors[].resources[google.com/tpu].nominalQuota (or borrowingLimit within the cohort) to at least the JobSet's chips, or submit fewer slices.",
+            None, "low", when=("over_capacity",), unless=("namespace_not_selected", "queue_inactive")),
+        Fix("The quota is held by other admitted workloads: wait for them, delete finished JobSets that still hold it, or raise the ClusterQueue's nominalQuota / let it borrow from its cohort.",
+            None, "low", unless=("namespace_not_selected", "queue_inactive", "over_capacity")),
     ),
     sources=("event",),
     scope="spread", names_jobset=True, status_when_root="stalled",
@@ -124,11 +185,11 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
         Pattern(r"Insufficient (?:google\.com/)?tpu", 0.6, _EVENT, entities=("Pod",), transient=True,
                 check=_not_all_nodes_mismatch),
         Pattern(r"(?:does not have available resources for the request|reservation .{0,120}(?:exhausted|is fully used|no available capacity))",
-                0.9, ("event", "node", "object"), entities=("Pod", "NodePool")),
+                0.9, ("event", "node", "object"), entities=("Pod", "NodePool"), id="reservation_full"),
         # Compute Engine refusing an instance on a specific reservation (audit log or operation error).
         Pattern(r"(?i)reservation .{0,160}does not have (?:sufficient|enough) (?:capacity|resources)|All reserved instances are (?:currently )?in use",
                 0.9, ("event", "node", "object"), entities=("Pod", "NodePool"),
-                note="the reservation the pool consumes has no free capacity"),
+                note="the reservation the pool consumes has no free capacity", id="reservation_full"),
     ),
     explanation="The worker pods of {{ jobset }} cannot be scheduled: there is no free TPU capacity of the requested type and topology, and the scale-up failed for lack of resources.",
     explains=("slices_not_ready", "workload_stalled", "node_selector_mismatch", "hot_swap_failure"),
@@ -137,9 +198,14 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
         Fix("See which pods are pending and why.", "kubectl get pods -n {{ namespace }} -l jobset.sigs.k8s.io/jobset-name={{ jobset }} --field-selector=status.phase=Pending -o wide", "read-only"),
         Fix("Check the autoscaler's scale-up results for the TPU node pools.",
             "gcloud logging read 'log_id(\"container.googleapis.com/cluster-autoscaler-visibility\") AND resource.labels.cluster_name=\"{{ cluster }}\"' --project={{ project }} --freshness=2h --limit=20", "read-only"),
-        Fix("{% if 'reservation' in evidence_text %}The pool is pinned to a reservation whose capacity is all in use: see how much of it is used and which node pools or VMs consume it.{% else %}If the pool consumes a specific reservation, see how much of it is in use.{% endif %}",
-            "gcloud compute reservations list --project={{ project }} --format='table(name,zone,specificReservation.count,specificReservation.inUseCount)'", "read-only"),
-        Fix("{% if 'reservation' in evidence_text %}Free the reservation (delete idle node pools or VMs that hold its blocks, including pools left in ERROR), ask its owner for blocks, or point the node pool at a reservation with free capacity (--reservation-affinity=specific --reservation=...); otherwise use DWS flex-start or another zone.{% else %}Run on a reservation (xpk --reservation=...), use DWS flex-start or queued provisioning, or another zone; delete node pools left in ERROR that still hold the reservation.{% endif %}", None, "low"),
+        Fix("The pool is pinned to a reservation whose capacity is all in use: see how much of it is used and which node pools or VMs consume it.",
+            "gcloud compute reservations list --project={{ project }} --format='table(name,zone,specificReservation.count,specificReservation.inUseCount)'", "read-only", when=("reservation_full",)),
+        Fix("If the pool consumes a specific reservation, see how much of it is in use.",
+            "gcloud compute reservations list --project={{ project }} --format='table(name,zone,specificReservation.count,specificReservation.inUseCount)'", "read-only", unless=("reservation_full",)),
+        Fix("Free the reservation (delete idle node pools or VMs that hold its blocks, including pools left in ERROR), ask its owner for blocks, or point the node pool at a reservation with free capacity (--reservation-affinity=specific --reservation=...); otherwise use DWS flex-start or another zone.",
+            None, "low", when=("reservation_full",)),
+        Fix("Run on a reservation (xpk --reservation=...), use DWS flex-start or queued provisioning, or another zone; delete node pools left in ERROR that still hold the reservation.",
+            None, "low", unless=("reservation_full",)),
     ),
     sources=("event",),
     # The scheduler's "didn't match Pod's node affinity/selector" describes the nodes that exist, before any scale-up;

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from .types import FactRule, FailureClass, Fix, Pattern
 
 _B = ("Pod", "Container", "Bucket")
+_HTTP_429 = re.compile(r"\b429\b")
+
+
+def _throttled(groups: dict[str, str], text: str) -> bool:
+    """The write failed because GCS answered HTTP 429 (too many mutations of one object)."""
+    return _HTTP_429.search(text) is not None
+
+
+def _not_throttled(groups: dict[str, str], text: str) -> bool:
+    return not _throttled(groups, text)
+
 
 GCS_SCRATCH_MISCONFIGURED = FailureClass(
     id="gcs_scratch_misconfigured", title="The Pathways GCS scratch location is unusable", phase="start",
@@ -42,7 +55,8 @@ GCS_PERMISSION_DENIED = FailureClass(
         Pattern(r"Unable to generate access token; IAM returned (?:403|404)", 0.9, ("container",), entities=_B),
         # The node's OAuth access scopes (not IAM) refuse the call: e.g. the default devstorage.read_only scope on a write.
         Pattern(r"Provided scope\(s\) are not authorized|ACCESS_TOKEN_SCOPE_INSUFFICIENT|[Rr]equest had insufficient authentication scopes",
-                0.95, ("container",), entities=_B, note="the VM's access scopes do not allow this Cloud Storage call"),
+                0.95, ("container",), entities=_B, note="the VM's access scopes do not allow this Cloud Storage call",
+                id="access_scopes"),
         Pattern(r"(?:PERMISSION_DENIED|AccessDenied|403 Forbidden).{0,200}(?:storage\.googleapis\.com|gs://|bucket)", 0.7,
                 ("container",), entities=_B),
     ),
@@ -51,9 +65,16 @@ GCS_PERMISSION_DENIED = FailureClass(
     lookalikes=("gcs_scratch_misconfigured", "checkpoint_failure"),
     fixes=(
         Fix("See who has access to the bucket.", "gcloud storage buckets get-iam-policy {{ bucket }} --format=json", "read-only"),
-        Fix("{% if 'scope' in evidence_text %}IAM is not the problem: the node pool's OAuth access scopes do not allow the call (a pool created with the default storage scope, devstorage.read_only, can read but not write). See the pool's scopes.{% else %}If the error names access scopes rather than a permission, the node pool's OAuth scopes are too narrow: see them.{% endif %}",
-            "gcloud container node-pools list --cluster={{ cluster }} --location={{ location }} --project={{ project }} --format='table(name,config.oauthScopes)'", "read-only"),
-        Fix("{% if 'scope' in evidence_text %}Recreate the TPU node pool with the cloud-platform access scope (gcloud container node-pools create ... --scopes=cloud-platform, or at least storage-rw) and control access with IAM, or use Workload Identity Federation for GKE, which does not depend on the VM's scopes; access scopes cannot be changed on an existing pool.{% else %}Where the node pool's access scopes are too narrow (devstorage.read_only), recreate it with --scopes=cloud-platform and control access with IAM.{% endif %}", None, "high"),
+        Fix("IAM is not the problem: the node pool's OAuth access scopes do not allow the call (a pool created with the default storage scope, devstorage.read_only, can read but not write). See the pool's scopes.",
+            "gcloud container node-pools list --cluster={{ cluster }} --location={{ location }} --project={{ project }} --format='table(name,config.oauthScopes)'", "read-only",
+            when=("access_scopes",)),
+        Fix("If the error names access scopes rather than a permission, the node pool's OAuth scopes are too narrow: see them.",
+            "gcloud container node-pools list --cluster={{ cluster }} --location={{ location }} --project={{ project }} --format='table(name,config.oauthScopes)'", "read-only",
+            unless=("access_scopes",)),
+        Fix("Recreate the TPU node pool with the cloud-platform access scope (gcloud container node-pools create ... --scopes=cloud-platform, or at least storage-rw) and control access with IAM, or use Workload Identity Federation for GKE, which does not depend on the VM's scopes; access scopes cannot be changed on an existing pool.",
+            None, "high", when=("access_scopes",)),
+        Fix("Where the node pool's access scopes are too narrow (devstorage.read_only), recreate it with --scopes=cloud-platform and control access with IAM.",
+            None, "high", unless=("access_scopes",)),
         Fix("Grant the identity object access on the bucket (the node service account for hostNetwork Pathways pods, or the Workload Identity principal).",
             "gcloud storage buckets add-iam-policy-binding {{ bucket }} --member=serviceAccount:{{ service_account }} --role=roles/storage.objectAdmin", "high"),
     ),
@@ -70,7 +91,7 @@ CHECKPOINT_FAILURE = FailureClass(
     component="Orbax / TensorStore in the client",
     patterns=(
         Pattern(r"(?i)(?:orbax|tensorstore).{0,200}(?:NOT_FOUND|not found|No such file|FileNotFoundError|does not exist)", 0.85,
-                ("container",), entities=("Pod", "Container")),
+                ("container",), entities=("Pod", "Container"), id="step_missing"),
         Pattern(r"(?:orbax|Orbax|checkpoint|Checkpoint).{0,120}(?:barrier|sync_global_devices).{0,80}(?:timed out|timeout|DEADLINE_EXCEEDED)", 0.85,
                 ("container",), entities=("Pod", "Container")),
         Pattern(r"(?i)(?:checkpoint|orbax).{0,120}(?:local path|must be a GCS path|not a (?:shared|distributed) file ?system)", 0.85,
@@ -79,28 +100,31 @@ CHECKPOINT_FAILURE = FailureClass(
                 ("container",), entities=("Pod", "Container")),
         # TensorStore, as Orbax surfaces it: an array's metadata or data is missing under the checkpoint path.
         Pattern(r"NOT_FOUND: Error opening \"(?:zarr3?|n5|ocdbt|json)\" driver: .{0,400}does not exist", 0.9,
-                ("container",), entities=("Pod", "Container", "Bucket")),
+                ("container",), entities=("Pod", "Container", "Bucket"), id="step_missing"),
         # A local (non-shared) directory on multi-host / Pathways persistence: each host writes its shards to its own disk.
         Pattern(r"Metadata at local file \"[^\"]*\.orbax-checkpoint-tmp", 0.95, ("container",), entities=("Pod", "Container"),
-                note="the checkpoint directory is a local path; with Pathways persistence or multi-host, use gs://"),
+                note="the checkpoint directory is a local path; with Pathways persistence or multi-host, use gs://", id="local_path"),
         Pattern(r"(?:OCDBT|Casting during save) not supported for Pathways", 0.9, ("container",), entities=("Pod", "Container")),
         # An exception raised by Orbax itself (its own error types), e.g. StepAlreadyExistsError on a save.
         Pattern(r"^orbax\.checkpoint\.(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception):", 0.9, ("container",), entities=("Pod", "Container")),
         Pattern(r"Checkpoint for step \d+ already exists", 0.9, ("container",), entities=("Pod", "Container"),
-                note="the checkpoint directory already holds this step (a reused directory with restore off)"),
+                note="the checkpoint directory already holds this step (a reused directory with restore off)", id="step_exists"),
         # The step asked for is not there (pruned by max_to_keep, never finished, or a wrong path): Orbax's own wording.
         Pattern(r"(?:FileNotFoundError|ValueError|NotFoundError): (?:No )?[Cc]heckpoint (?:at|for step \d+ at|found at) \S+(?: not found| does not exist)?",
                 0.85, ("container",), entities=("Pod", "Container", "Bucket"),
-                note="the checkpoint step the run restores from does not exist"),
+                note="the checkpoint step the run restores from does not exist", id="step_missing"),
         # The checkpoint's volume is full (or over quota) while TensorStore writes a shard.
         Pattern(r"(?i)(?:orbax|tensorstore|ocdbt|checkpoint).{0,600}(?:No space left on device|OS error 28\b|ENOSPC|Disk quota exceeded)",
-                0.9, ("container",), entities=("Pod", "Container"), note="the checkpoint volume ran out of space"),
-        # TensorStore's own wording of a failed write, whatever the cause it appends.
+                0.9, ("container",), entities=("Pod", "Container"), note="the checkpoint volume ran out of space", id="disk_full"),
+        # TensorStore's own wording of a failed write, whatever the cause it appends: one signature (scored once, by its
+        # regex) read two ways, as GCS throttling the write (HTTP 429) or any other cause.
         Pattern(r"Error writing \"[^\"]+\" in (?:OCDBT database|zarr3? array|n5 array|\"gs://)", 0.85, ("container",),
-                entities=("Pod", "Container", "Bucket")),
+                entities=("Pod", "Container", "Bucket"), check=_throttled, id="throttled"),
+        Pattern(r"Error writing \"[^\"]+\" in (?:OCDBT database|zarr3? array|n5 array|\"gs://)", 0.85, ("container",),
+                entities=("Pod", "Container", "Bucket"), check=_not_throttled),
         # GCS throttling the checkpoint's writes: every host rewriting the same small objects (.zarray, metadata).
         Pattern(r"(?:Retrying|retrying) PUT gs://\S*orbax-checkpoint-tmp\S* after HTTP 429", 0.4, ("container",),
-                entities=("Pod", "Bucket"), support=True, note="GCS throttled the checkpoint's writes (HTTP 429)"),
+                entities=("Pod", "Bucket"), support=True, note="GCS throttled the checkpoint's writes (HTTP 429)", id="throttled"),
         # Orbax frames in a traceback only support the exception line that ends it.
         Pattern(r"File \"[^\"]*/orbax/checkpoint/[^\"]*\", line \d+", 0.3, ("container",), entities=("Pod", "Container")),
     ),
@@ -109,7 +133,18 @@ CHECKPOINT_FAILURE = FailureClass(
     lookalikes=("gcs_permission_denied",),
     fixes=(
         Fix("Read the full Orbax error in the client log.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
-        Fix("{% if 'No space left' in evidence_text or 'OS error 28' in evidence_text or 'quota exceeded' in evidence_text %}The volume the checkpoint is written to filled up while the shards were written (a step is the whole train state, optimizer included): checkpoint to a gs:// path instead of a local or persistent disk, or grow the volume and keep fewer steps (CheckpointManagerOptions max_to_keep); Orbax removes the unfinished *.orbax-checkpoint-tmp-* directory, so the last complete step is still there to restore.{% elif '429' in evidence_text %}GCS refused the checkpoint's writes with HTTP 429: Cloud Storage allows about one write per second to the same object name, and a save where every host rewrites the same small objects (zarr .zarray metadata without OCDBT) hits it. Save with OCDBT (orbax PyTreeCheckpointHandler(use_ocdbt=True), the default in current Orbax) so each host writes its own files, or let only the primary host write metadata; retrying with backoff does not help while all hosts write at once.{% elif 'already exists' in evidence_text %}Orbax will not overwrite a step that is already in the checkpoint directory: this run writes into a directory that holds an earlier run's steps (same run name or path) while it trains from scratch (restore turned off). Either resume from the directory (turn restore back on so the manager starts from latest_step()), or give the run a new checkpoint directory / run name; delete the old steps only if they are not needed.{% elif 'local file' in evidence_text %}The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).{% elif 'not found' in evidence_text or 'does not exist' in evidence_text %}The run restores from a checkpoint step that is not there (pruned by max_to_keep, never finished, or a wrong path): list the steps that exist under the checkpoint directory and point the restore at one of them (MaxText: load_parameters_path=<dir>/<step>/items or load_full_state_path; Orbax: CheckpointManager.latest_step()), or keep the steps a later run needs (max_to_keep / keep_period).{% else %}Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.{% endif %}", None, "low"),
+        Fix("The volume the checkpoint is written to filled up while the shards were written (a step is the whole train state, optimizer included): checkpoint to a gs:// path instead of a local or persistent disk, or grow the volume and keep fewer steps (CheckpointManagerOptions max_to_keep); Orbax removes the unfinished *.orbax-checkpoint-tmp-* directory, so the last complete step is still there to restore.",
+            None, "low", when=("disk_full",)),
+        Fix("GCS refused the checkpoint's writes with HTTP 429: Cloud Storage allows about one write per second to the same object name, and a save where every host rewrites the same small objects (zarr .zarray metadata without OCDBT) hits it. Save with OCDBT (orbax PyTreeCheckpointHandler(use_ocdbt=True), the default in current Orbax) so each host writes its own files, or let only the primary host write metadata; retrying with backoff does not help while all hosts write at once.",
+            None, "low", when=("throttled",), unless=("disk_full",)),
+        Fix("Orbax will not overwrite a step that is already in the checkpoint directory: this run writes into a directory that holds an earlier run's steps (same run name or path) while it trains from scratch (restore turned off). Either resume from the directory (turn restore back on so the manager starts from latest_step()), or give the run a new checkpoint directory / run name; delete the old steps only if they are not needed.",
+            None, "low", when=("step_exists",), unless=("disk_full", "throttled")),
+        Fix("The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).",
+            None, "low", when=("local_path",), unless=("disk_full", "throttled", "step_exists")),
+        Fix("The run restores from a checkpoint step that is not there (pruned by max_to_keep, never finished, or a wrong path): list the steps that exist under the checkpoint directory and point the restore at one of them (MaxText: load_parameters_path=<dir>/<step>/items or load_full_state_path; Orbax: CheckpointManager.latest_step()), or keep the steps a later run needs (max_to_keep / keep_period).",
+            None, "low", when=("step_missing",), unless=("disk_full", "throttled", "step_exists", "local_path")),
+        Fix("Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.",
+            None, "low", unless=("disk_full", "throttled", "step_exists", "local_path", "step_missing")),
         Fix("List the checkpoint steps Orbax can see and whether each step finished (a committed step has its _CHECKPOINT_METADATA; *.orbax-checkpoint-tmp-* are unfinished saves).",
             "gcloud storage ls '<checkpoint_dir>/*/_CHECKPOINT_METADATA'", "read-only"),
         Fix("Restore from the latest complete step (CheckpointManager.latest_step() / all_steps()), not a step recorded elsewhere; delete or move aside an incomplete step directory so it is not picked up again.", None, "low"),
@@ -128,7 +163,7 @@ COMPILATION_CACHE_FAILURE = FailureClass(
     component="JAX/XLA persistent compilation cache",
     patterns=(
         Pattern(r"(?i)(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,300}(?:\b429\b|rate ?limit|TooManyRequests|rateLimitExceeded)", 0.9,
-                ("container",), entities=("Pod", "Node", "Container", "Bucket")),
+                ("container",), entities=("Pod", "Node", "Container", "Bucket"), id="rate_limited"),
         Pattern(r"(?i)(?:compilation[_ ]cache|cache entry|compile_cache).{0,300}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS|incompatible)", 0.85,
                 ("container",), entities=("Pod", "Container", "Bucket")),
         Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
@@ -147,7 +182,10 @@ COMPILATION_CACHE_FAILURE = FailureClass(
         Fix("Point the cache at a fresh path or turn it off for this run (jax.config.update('jax_compilation_cache_dir', ...) or jax_enable_compilation_cache=False); with Pathways, pathwaysutils already disables JAX's own cache because Pathways caches server-side.", None, "low"),
         Fix("See which cache objects the hosts fight over or cannot read (Pathways keeps its compilation cache under the --gcs_scratch_location prefix).",
             "gcloud storage ls -l '{{ bucket }}/**/compilation_cache/**' | tail -20", "read-only"),
-        Fix("{% if '429' in evidence_text or 'rate limit' in evidence_text %}A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same object name): stagger restarts, and give each workload its own scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<workload>) so concurrent runs do not rewrite the same entries.{% else %}Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.{% endif %}", None, "low"),
+        Fix("A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same object name): stagger restarts, and give each workload its own scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<workload>) so concurrent runs do not rewrite the same entries.",
+            None, "low", when=("rate_limited",)),
+        Fix("Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.",
+            None, "low", unless=("rate_limited",)),
     ),
     bucket_from_scratch=True,
     facts=(
