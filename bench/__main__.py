@@ -80,9 +80,10 @@ def measure(size: int, data: Path, live: bool = True) -> dict:
 
 
 def check(rows: list[dict]) -> list[tuple[str, bool, str]]:
-    """(target, met, detail) for every target the issue states."""
+    """(target, met, detail) for every target the issue states, for the sizes it states it for: the replay speed,
+    memory and live-budget targets only at about 1M entries (a run without that size does not check them)."""
     out = []
-    big = [r for r in rows if r["entries"] >= BIG * 0.9] or rows[-1:]
+    big = [r for r in rows if r["entries"] >= BIG * 0.9]
     for r in big:
         n = f"{r['entries']:,} entries"
         out.append((f"replay >= {TARGETS['speedup']:g}x baseline ({n})", r["speedup"] >= TARGETS["speedup"],
@@ -145,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for name, ok, detail in results:
         print(f"{'met   ' if ok else 'MISSED'}  {name}: {detail}")
+    if not any(r["entries"] >= BIG * 0.9 for r in rows):
+        print(f"(the speed, memory and live targets are stated for {BIG:,} entries: not checked at these sizes)")
     print(f"\n({time.monotonic() - t0:.0f} s in all)")
     if a.json:
         a.json.write_text(json.dumps(rows, indent=2) + "\n")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 
-from skill.cli import EVAL_HELP
+from skill.errors import InputError, PathwaysWorkloadError, UsageError
 
 from .agents import AGENTS
 from .calibration import Band, reliability_svg
@@ -15,33 +14,58 @@ from .harness import load_cases, run_eval
 from .report import RENDERERS, as_json, compare, markdown
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("eval", help=EVAL_HELP)
-    p.add_argument("paths", nargs="*", default=["fixtures"], help="case folders or folders of cases (default: fixtures)")
-    p.add_argument("--agent", default="rules", help="rules (the engine) or llm (needs ANTHROPIC_API_KEY)")
+def register(subparsers, command=None) -> None:
+    """Add `eval` to a command line; `command(sub, name, summary, description)` makes the parser (skill.cli's)."""
+    summary = "score an agent over recorded incidents (exit 1 below the gate)"
+    description = ("Score an agent over recorded incidents (case folders with expected.yaml): class, status, evidence,\n"
+                   "entities, fixes, fabricated citations; exit 1 below the gate, 2 on an error. Without a folder it\n"
+                   "scores the bundled fixtures/ of the source checkout (they are not in the wheel).")
+    p = command(subparsers, "eval", summary, description) if command else subparsers.add_parser("eval", help=summary)
+    p.add_argument("paths", nargs="*", metavar="DIR",
+                   help="case folders or folders of cases (default: the checkout's bundled fixtures/)")
+    p.add_argument("--agent", default="rules", metavar="{rules,llm}",
+                   help="rules (the engine) or llm (a Claude model; needs ANTHROPIC_API_KEY)")
     p.add_argument("--repeat", type=int, default=1, metavar="K", help="run each case K times (pass^k)")
-    p.add_argument("--format", choices=sorted(RENDERERS), default="table")
+    p.add_argument("--format", choices=sorted(RENDERERS), default="table", help="how the scorecard is printed")
     p.add_argument("--out", metavar="DIR", help="also write eval.json, eval.md and reliability.svg there")
+    p.add_argument("--robustness", action="store_true",
+                   help="replay every case under shape transformations that keep its facts, scored per transformation")
+    p.add_argument("--transforms", metavar="A,B", help="with --robustness: only these transformations")
+    p.add_argument("--cases", type=int, metavar="N", help="with --robustness: N cases spread over the library")
+    p.add_argument("--only", metavar="GLOB", help="with --robustness: the cases whose name matches GLOB")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def bundled_fixtures() -> Path:
+    """The recorded incidents beside the package in a source checkout, wherever the command runs from."""
+    folder = Path(__file__).resolve().parent.parent / "fixtures"
+    if not folder.is_dir():
+        raise InputError("no case folders given, and the bundled fixtures/ is not here: it ships with the source "
+                         "checkout, not the wheel", hint="give case folders: pathways-workload eval CHECKOUT/fixtures")
+    return folder
+
+
+def run(args) -> int:
     if args.agent == "llm":
         try:
             import evals.llm_agent  # noqa: F401 - registers itself
         except ImportError:
             pass
-        if "llm" not in AGENTS or not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")):
-            print("eval --agent llm skipped: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a replay server)"
-                  + ("" if "llm" in AGENTS else "; the LLM agent is not available in this build"), file=sys.stderr)
-            return 0
+        if "llm" not in AGENTS:
+            raise PathwaysWorkloadError("eval --agent llm: the LLM agent is not available in this build",
+                                        code="agent_unavailable", hint="pip install anthropic")
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")):
+            raise PathwaysWorkloadError("eval --agent llm needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a "
+                                        "replay server)", code="missing_api_key",
+                                        hint="set ANTHROPIC_API_KEY, or score the engine with --agent rules")
     if args.agent not in AGENTS:
-        print(f"pathways-workload: unknown agent {args.agent!r}; choose from {', '.join(sorted(AGENTS))}", file=sys.stderr)
-        return 2
-    cases = load_cases(args.paths)
+        raise UsageError(f"eval: unknown agent {args.agent!r}; choose from {', '.join(sorted(AGENTS))}")
+    paths = args.paths or [str(bundled_fixtures())]
+    cases = load_cases(paths)
     if not cases:
-        print(f"pathways-workload: no cases (folders with expected.yaml) under {' '.join(args.paths)}", file=sys.stderr)
-        return 2
+        raise InputError(f"no cases (folders with expected.yaml) under {' '.join(paths)}")
+    if args.robustness:
+        return robustness(args, cases)
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
     gate = result.gate(summary)
@@ -67,12 +91,31 @@ def _plot(summary: dict, paths: list[str]) -> str:
     return reliability_svg(bs, f"Reliability: {where} ({summary['agent']}, {c['scored']} cases)")
 
 
+def robustness(args: argparse.Namespace, cases) -> int:
+    from . import robustness as rb
+
+    cases = rb.select(cases, args.cases, args.only)
+    if not cases:
+        raise InputError(f"no case matches {args.only!r}")
+    transforms = [t.strip() for t in args.transforms.split(",") if t.strip()] if args.transforms else None
+    try:
+        summary = rb.run_robustness(cases, AGENTS[args.agent](), transforms)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    sys.stdout.write(rb.RENDERERS[args.format](summary))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "robustness.json").write_text(rb.as_json(summary))
+        (out / "robustness.md").write_text(rb.markdown(summary))
+    return 1 if summary["gate"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m evals.cli")
-    sub = ap.add_subparsers(dest="command", required=True)
-    register(sub)
-    args = ap.parse_args(["eval", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
+    """`python -m evals.cli ARGS` is `pathways-workload eval ARGS` (same errors and exit codes)."""
+    from skill.cli import main as cli_main
+
+    return cli_main(["eval", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

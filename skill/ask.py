@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from .answer import FINAL_TOOL, check_answer, submit_tool_definition
 from .diagnosis import SCHEMA_ID, Diagnosis
-from .errors import InputError, SourceError
+from .errors import InputError, SourceError, error_object
 from .redact import redact, redact_obj
 from .report import environment
 
@@ -330,7 +330,7 @@ def _run_tool(block, tools, res: AskResult, *, replay: str, jobset: str | None, 
         err = f"unknown tool {name!r}: only these tools exist: {', '.join([*tools, FINAL_TOOL])}; nothing was run"
         res.tool_calls.append(ToolCall(name, args, False, err))
         return {"type": "tool_result", "tool_use_id": block.id, "is_error": True,
-                "content": render_tool_result(name, {"error": err})}
+                "content": render_tool_result(name, error_object("unknown_tool", err))}
     fields = tool.input.model_fields
     if "replay" in fields:  # the model never picks the folder: it reads this incident only
         args["replay"] = replay
@@ -343,6 +343,7 @@ def _run_tool(block, tools, res: AskResult, *, replay: str, jobset: str | None, 
     calls_seen.add(key)
     result = tool.call(args)
     error = result.get("error") if isinstance(result, dict) else None
+    error = error.get("message") if isinstance(error, dict) else error
     res.tool_calls.append(ToolCall(name, args, error is None, error, redundant))
     if error is None:
         _ids_in(result, seen)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from .catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from .model import Workload
 from .records import rm_address
+from .status import STUCK_PENDING_NS, Run, decide
 from .signals import Signal
 
 NS = 1_000_000_000
@@ -207,48 +208,10 @@ def _explains(a: Hypo, b: Hypo) -> bool:
 
 
 def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
-    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class."""
-    have = {s.target for s in symptoms}
-    if model.condition("Failed") or "jobset_failed" in have:
-        return "failed"
-    if model.condition("Completed"):
-        return "healthy"
-    cls = BY_ID[root]
-    if root == HEALTHY and running_at_end(model, activity(model), have):
-        return "healthy"  # restarts and failures that resolved before the steady run are not a crash loop
-    if cls.stalled_while_pending and any(p.phase == "Pending" for p in model.pods.values()):
-        return "stalled"  # the replacement slice waits for a victim it cannot preempt
-    if _pending_since_last_restart(model, symptoms):
-        return "stalled"  # it restarted, and the recreated pods have waited unscheduled since: no longer a crash loop
-    if "jobset_restarting" in have or model.jobset_restarts > 0 or "crashloop" in have:
-        return "crashing"
-    if any(c.restarts > 0 for p in model.pods.values() for c in p.containers.values()) and "container_failed" in have:
-        return "crashing"
-    pending = [p for p in model.pods.values() if p.phase == "Pending" or (p.phase is None and not p.ran)]
-    if cls.status_when_root or (pending and root != HEALTHY):
-        return cls.status_when_root or "stalled"
-    if "data_loss" in have and model.last_progress and model.last_progress.ts > min(
-            s.ts for s in symptoms if s.target == "data_loss"):
-        return "degraded"
-    if root == HEALTHY:
-        return "healthy"
-    if not ({"container_failed", "job_failed"} & have):
-        # nothing exited and nothing restarted (both checked above), yet there is a cause: the pods sit there without
-        # working, e.g. a hang that blocks (megascale_abort_on_hangs=false) before or after the first step
-        return "stalled"
-    return "failed"
-
-
-STUCK_PENDING_NS = 5 * 60 * NS  # unschedulable this long after the last restart, to the end: stalled
-
-
-def _pending_since_last_restart(model: Workload, symptoms: list[Signal]) -> bool:
-    """A pod is still Pending, never ran, and the scheduler has refused pods since the last restart, for a while."""
-    if not any(p.phase == "Pending" and not p.ran for p in model.pods.values()):
-        return False
-    last_restart = max((s.ts for s in symptoms if s.target == "jobset_restarting"), default=0)
-    since = [s.ts for s in symptoms if s.target == "unschedulable" and s.ts > last_restart]
-    return bool(since) and model.now - min(since) >= STUCK_PENDING_NS
+    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
+    (skill.status holds the table)."""
+    act = activity(model)
+    return decide(Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms})))[0]
 
 
 def thresholds() -> list[tuple[str, str]]:

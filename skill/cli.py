@@ -8,35 +8,87 @@ import json
 import os
 import sys
 import traceback
+import typing
 
-from .errors import PathwaysWorkloadError
+from . import __version__
+from .errors import PathwaysWorkloadError, UsageError
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+_KEY_HINT = "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # raised, not exited, so main() answers in the requested format
+        where = self.prog.removeprefix("pathways-workload").strip()
+        err = UsageError(f"{where}: {message}" if where else message, hint=f"see `{self.prog} --help`")
+        err.usage = self.format_usage()
+        raise err
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples as written; an option's default shown when it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "%(default)" not in text and action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+# One example (or a few) per subcommand, shown under its --help.
+EXAMPLES = {
+    "diagnose": """\
+  pathways-workload diagnose --replay fixtures/case-001
+  pathways-workload diagnose --replay DIR --jobset NAME --format json
+  pathways-workload diagnose --project P --location us-east5 --cluster C --jobset NAME --since 2h""",
+    "query-logs": """\
+  pathways-workload query-logs --replay DIR --filter 'severity>=ERROR textPayload:"FATAL"' --limit 20 --order desc""",
+    "list-events": "  pathways-workload list-events --replay DIR --warnings-only --reason FailedScheduling",
+    "get-workload": "  pathways-workload get-workload --replay DIR --jobset NAME",
+    "timeline": "  pathways-workload timeline --replay DIR --at 2026-11-20T10:30:00Z",
+    "explain-class": "  pathways-workload explain-class --failure-class tpu_hardware_failure",
+    "classes": "  pathways-workload classes\n  pathways-workload classes --format json",
+    "mcp": """\
+  pathways-workload mcp
+  client configuration: {"mcpServers": {"pathways-workload": {"command": "pathways-workload", "args": ["mcp"]}}}""",
+    "ask": '  pathways-workload ask "Why did it fail?" --replay DIR --max-steps 6',
+    "eval": "  pathways-workload eval\n  pathways-workload eval heldout/ --format markdown --out out/",
+}
+# One metavar per kind of value, whichever command takes it.
+METAVARS = {"replay": "DIR", "jobset": "NAME", "at": "TIME", "start": "TIME", "end": "TIME", "since": "DURATION",
+            "project": "PROJECT", "location": "LOCATION", "cluster": "CLUSTER", "namespace": "NAMESPACE",
+            "filter": "FILTER", "limit": "N", "reason": "REASON", "failure_class": "ID", "deadline": "SECONDS"}
+
+
+def _command(sub, name: str, summary: str, description: str | None = None) -> argparse.ArgumentParser:
+    """A subcommand with its one-line summary (in the top-level list), a description and its examples."""
+    return sub.add_parser(name, help=summary, description=description or summary[:1].upper() + summary[1:] + ".",
+                          epilog="example:\n" + EXAMPLES[name], formatter_class=_Help)
 
 
 def _add_workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay", metavar="DIR", help="an exported incident folder (gcloud/kubectl JSON files)")
-    p.add_argument("--jobset", help="the JobSet to diagnose (inferred when the data holds only one)")
+    p.add_argument("--jobset", metavar="NAME", help="the JobSet to diagnose (inferred when the data holds only one)")
 
 
 def _add_live(p: argparse.ArgumentParser) -> None:
     """Live mode (without --replay): Cloud Logging and the Kubernetes API; see docs/live.md."""
     g = p.add_argument_group("live mode (without --replay; see docs/live.md)")
-    g.add_argument("--project", help="Google Cloud project id whose Cloud Logging holds the logs")
-    g.add_argument("--location", help="cluster location (region or zone), e.g. us-east5")
-    g.add_argument("--cluster", help="GKE cluster name")
-    g.add_argument("--namespace", default="default", help="the JobSet's namespace (default: default)")
+    g.add_argument("--project", metavar="PROJECT", help="Google Cloud project id whose Cloud Logging holds the logs")
+    g.add_argument("--location", metavar="LOCATION", help="cluster location (region or zone), e.g. us-east5")
+    g.add_argument("--cluster", metavar="CLUSTER", help="GKE cluster name")
+    g.add_argument("--namespace", metavar="NAMESPACE", default="default", help="the JobSet's namespace")
     w = g.add_mutually_exclusive_group()
-    w.add_argument("--since", default="2h", help="window ending at --end (default now): 2h, 90m, 1d (default 2h)")
-    w.add_argument("--start", metavar="T", help="window start, RFC 3339")
-    g.add_argument("--end", metavar="T", help="window end, RFC 3339 (default: now); also the time stalls are judged at")
+    w.add_argument("--since", metavar="DURATION", default="2h", help="window ending at --end: 2h, 90m, 1d")
+    w.add_argument("--start", metavar="TIME", help="window start, RFC 3339")
+    g.add_argument("--end", metavar="TIME", help="window end, RFC 3339 (default: now); also the time stalls are judged at")
     g.add_argument("--no-kube", action="store_true", help="do not call the Kubernetes API; Cloud Logging only")
     g.add_argument("--logging-endpoint", metavar="URL",
                    help="Cloud Logging API endpoint (env PATHWAYS_WORKLOAD_LOGGING_ENDPOINT); http:// means anonymous")
     g.add_argument("--kube-server", metavar="URL",
                    help="Kubernetes API server URL without auth, e.g. kubectl proxy (env PATHWAYS_WORKLOAD_KUBE_SERVER)")
     g.add_argument("--save", metavar="DIR", help="write everything fetched as a replay folder")
-    g.add_argument("--deadline", type=float, default=120.0, help="seconds for the whole live read (default 120)")
+    g.add_argument("--deadline", metavar="SECONDS", type=float, default=120.0, help="seconds for the whole live read")
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -81,9 +133,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     if not os.environ.get("ANTHROPIC_API_KEY") and not os.environ.get("ANTHROPIC_BASE_URL"):
-        print("pathways-workload: ask needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy); "
-              "run `pathways-workload diagnose` for the deterministic diagnosis", file=sys.stderr)
-        return EXIT_USAGE
+        raise PathwaysWorkloadError("ask needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy); run "
+                                    "`pathways-workload diagnose` for the deterministic diagnosis",
+                                    code="missing_api_key", hint=_KEY_HINT)
     if not args.replay:
         raise PathwaysWorkloadError("ask needs --replay DIR (live mode: --project/--location/--cluster/--jobset)")
     from .ask import ask
@@ -103,6 +155,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_classes(args: argparse.Namespace) -> int:
+    from .catalog import CLASSES
+
+    rows = [{"id": c.id, "phase": c.phase, "title": c.title} for c in CLASSES]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    wid, wph = max(len(r["id"]) for r in rows), max(len(r["phase"]) for r in rows)
+    for r in rows:
+        print(f"{r['id']:<{wid}}  {r['phase']:<{wph}}  {r['title']}")
+    return EXIT_OK
+
+
 def _tool_command(name: str):
     def run(args: argparse.Namespace) -> int:
         from tools.registry import registry
@@ -112,7 +177,9 @@ def _tool_command(name: str):
         payload = {k: v for k, v in vars(args).items() if k in fields and v is not None}
         result = tool.call(payload)
         print(json.dumps(result, indent=2, ensure_ascii=False))
-        return EXIT_USAGE if "error" in result else EXIT_OK
+        if "error" not in result:
+            return EXIT_OK
+        return EXIT_INTERNAL if result["error"].get("code") == "internal" else EXIT_USAGE
 
     return run
 
@@ -123,24 +190,39 @@ def _add_tool_parsers(sub) -> None:
     for name, tool in registry().items():
         if name == "diagnose":
             continue
-        p = sub.add_parser(name.replace("_", "-"), help=tool.description.splitlines()[0])
+        cmd = name.replace("_", "-")
+        first = tool.description.splitlines()[0].rstrip(".")
+        p = _command(sub, cmd, first[:1].lower() + first[1:], tool.description + "\n\nOutput: JSON.")
         for field, info in tool.input.model_fields.items():
             flag = "--" + field.replace("_", "-")
+            default = None if info.is_required() or info.default in (None, False) else info.default
+            text = (info.description or "") + (f" (default: {default})" if default is not None else "")
+            choices = [a for a in typing.get_args(info.annotation) if isinstance(a, str)]
             if info.annotation is bool:
-                p.add_argument(flag, dest=field, action="store_true", default=None, help=info.description)
+                p.add_argument(flag, dest=field, action="store_true", default=None, help=text)
             elif info.annotation is int:
-                p.add_argument(flag, dest=field, type=int, help=info.description)
+                p.add_argument(flag, dest=field, type=int, metavar=METAVARS.get(field, "N"), help=text)
+            elif choices:
+                p.add_argument(flag, dest=field, choices=choices, help=text)
             else:
-                p.add_argument(flag, dest=field, required=info.is_required(), help=info.description)
-        p.set_defaults(func=_tool_command(name))
+                p.add_argument(flag, dest=field, required=info.is_required(),
+                               metavar=METAVARS.get(field, field.upper()), help=text)
+        p.set_defaults(func=_tool_command(name), json_output=True)
 
 
 def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     """The CLI's parser; `eval_command` builds the real `eval` command (importing evals), else a placeholder."""
-    ap = argparse.ArgumentParser(prog="pathways-workload",
-                                 description="Find out why a Pathways-on-Cloud workload on GKE failed, and how to fix it.")
-    sub = ap.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("diagnose", help="diagnose one JobSet: class, root cause, evidence, fix")
+    ap = _Parser(prog="pathways-workload", formatter_class=_Help,
+                 description="Find out why a Pathways-on-Cloud workload on GKE failed, and how to fix it.",
+                 epilog="example:\n  pathways-workload diagnose --replay fixtures/case-001\n\n"
+                        "`pathways-workload COMMAND --help` describes each command; the class ids are in "
+                        "docs/taxonomy.md (`pathways-workload classes`).")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    d = _command(sub, "diagnose", "diagnose one JobSet: class, root cause, evidence, fix",
+                 "Diagnose one JobSet from an export folder (--replay) or live (--project/--location/--cluster): the\n"
+                 "failure class, root cause, cited evidence, timeline and fixes. Exit 0 whatever the verdict; 2 on a\n"
+                 "usage or input error; 3 on an internal error.")
     _add_workload(d)
     d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
     d.add_argument("--format", choices=("json", "markdown", "html"),
@@ -149,15 +231,25 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)
-    m = sub.add_parser("mcp", help="run the MCP server (stdio) exposing every tool")
+    c = _command(sub, "classes", "list the failure classes: id, phase, one line each",
+                 "List the taxonomy's failure classes from the catalog: id, phase and a one-line description\n"
+                 "(docs/taxonomy.md has the whole table; explain-class --failure-class ID the detail).")
+    c.add_argument("--format", choices=("text", "json"), default="text", help="a table, or a JSON array")
+    c.set_defaults(func=cmd_classes)
+    m = _command(sub, "mcp", "run the MCP server (stdio) exposing every tool",
+                 "Run the MCP server on stdio: every tool (diagnose, query_logs, list_events, get_workload, timeline,\n"
+                 "explain_class), read-only, with the same JSON results as the command line.")
     m.set_defaults(func=cmd_mcp)
-    a = sub.add_parser("ask", help="ask a question; a Claude model answers with the tools, from the diagnosis")
+    a = _command(sub, "ask", "ask a question; a Claude model answers with the tools, from the diagnosis",
+                 "Ask a question about an incident: a Claude model answers with the read-only tools, starting from the\n"
+                 "deterministic diagnosis. Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL).")
     a.add_argument("question")
     _add_workload(a)
-    a.add_argument("--model", help="Claude model id (default: $PATHWAYS_WORKLOAD_MODEL or claude-sonnet-4-5)")
-    a.add_argument("--max-steps", type=int, default=8, help="at most this many model turns (default 8)")
-    a.add_argument("--max-tokens", type=int, default=4096, help="max output tokens per model turn (default 4096)")
-    a.add_argument("--deadline", type=float, default=300.0, help="wall-time budget in seconds (default 300)")
+    a.add_argument("--model", metavar="MODEL",
+                   help="Claude model id (default: $PATHWAYS_WORKLOAD_MODEL or claude-sonnet-4-5)")
+    a.add_argument("--max-steps", metavar="N", type=int, default=8, help="at most this many model turns")
+    a.add_argument("--max-tokens", metavar="N", type=int, default=4096, help="max output tokens per model turn")
+    a.add_argument("--deadline", metavar="SECONDS", type=float, default=300.0, help="wall-time budget")
     a.add_argument("--format", choices=("json", "text"), help="default: text on a terminal, json otherwise")
     a.set_defaults(func=cmd_ask)
     _add_eval(sub, eval_command)
@@ -178,17 +270,47 @@ def _add_eval(sub, real: bool) -> None:
         from evals.cli import register
     except ImportError:  # the harness is optional at run time; the rest of the CLI works without it
         return
-    register(sub)
+    register(sub, _command)
+
+
+def _json_output(argv: list[str], args: argparse.Namespace | None) -> bool:
+    """Whether an error must be JSON: `--format json` was asked for, or the command is a tool (always JSON). From
+    the words alone when they did not parse."""
+    tools = {n.replace("_", "-") for n in _tool_names()}
+    if args is not None:
+        fmt, command = getattr(args, "format", None), args.command
+    else:
+        fmt = next((b for a, b in zip(argv, argv[1:]) if a == "--format"), None)
+        fmt = next((a.split("=", 1)[1] for a in argv if a.startswith("--format=")), fmt)
+        command = next((a for a in argv if not a.startswith("-")), None)
+    return command in tools or fmt == "json"
+
+
+def _tool_names() -> list[str]:
+    from tools.registry import registry
+
+    return [n for n in registry() if n != "diagnose"]
+
+
+def _fail(err: PathwaysWorkloadError, as_json: bool, usage: str = "") -> int:
+    if as_json:
+        print(json.dumps(err.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(f"{usage}pathways-workload: {err}" + (f" ({err.hint})" if err.code == "internal" else ""), file=sys.stderr)
+    return EXIT_INTERNAL if err.code == "internal" else EXIT_USAGE
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser(eval_command=argv[:1] == ["eval"]).parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser(eval_command=argv[:1] == ["eval"]).parse_args(argv)
+    except UsageError as err:
+        return _fail(err, _json_output(argv, None), usage=err.usage)
+    as_json = _json_output(argv, args)
     try:
         return args.func(args)
     except PathwaysWorkloadError as err:
-        print(f"pathways-workload: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(err, as_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader (e.g. `| head`) went away: not an error of ours
@@ -197,9 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - a bug must still end in one line; PATHWAYS_WORKLOAD_DEBUG=1 shows it
         if os.environ.get("PATHWAYS_WORKLOAD_DEBUG"):
             traceback.print_exc()
-        print(f"pathways-workload: internal error: {type(err).__name__}: {err} "
-              "(set PATHWAYS_WORKLOAD_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _fail(PathwaysWorkloadError(f"internal error: {type(err).__name__}: {err}", code="internal",
+                                           hint="set PATHWAYS_WORKLOAD_DEBUG=1 for the traceback"), as_json)
 
 
 if __name__ == "__main__":

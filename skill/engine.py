@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .classify import Verdict, classify
 from .digest import Digest
-from .errors import AmbiguousWorkload, InputError
+from .errors import AmbiguousWorkload, InputError, UnknownJobSet
 from .facts import FactReader, fact_signals, workload_roles
 from .model import Workload
 from .objects import jobset_records, node_records, pod_records
@@ -164,8 +165,9 @@ class Collector:
 
 
 def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
-    """The JobSet to diagnose: the one named, or the only one in the data."""
+    """The JobSet to diagnose: the one named (it must be in the data), or the only one in the data."""
     if jobset:
+        check_jobset(jobset, jobsets_in(objects) | set(inventory.jobsets if inventory is not None else ()), objects)
         return jobset
     names = jobsets_in(objects)
     if not names and inventory is not None:
@@ -176,6 +178,20 @@ def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inve
     if len(names) > 1:
         raise AmbiguousWorkload("the data holds several JobSets; choose one with --jobset: " + ", ".join(sorted(names)))
     return names.pop()
+
+
+def check_jobset(jobset: str, present: set[str], objects: Iterable[dict] = ()) -> None:
+    """Raise UnknownJobSet when the data names JobSets and `jobset` is none of them (nor a prefix of an object's name,
+    as pods and events of an unlabelled JobSet are named); a typo must not read as a healthy, empty workload."""
+    if not present or jobset in present:
+        return
+    prefix = jobset + "-"
+    if any(str((o.get("metadata") or {}).get("name", "")).startswith(prefix) or
+           str((o.get("involvedObject") or {}).get("name", "")).startswith(prefix) for o in objects):
+        return
+    close = difflib.get_close_matches(jobset, sorted(present), n=1, cutoff=0.6)
+    raise UnknownJobSet(f"JobSet {jobset!r} is not in the data" + (f" (did you mean {close[0]!r}?)" if close else "")
+                        + "; JobSets present: " + ", ".join(sorted(present)))
 
 
 def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | None = None, *,

@@ -70,6 +70,8 @@ class Workload:
     jobset_conditions: list[dict] = field(default_factory=list)
     jobset_restarts: int = 0
     max_restarts: int | None = None
+    terminal_state: str | None = None  # JobSet status.terminalState: Completed | Failed, once it ended
+    suspended: bool = False  # spec.suspend, or condition Suspended=True (Kueue has not admitted it)
     num_slices: int | None = None
     pods: dict[str, PodInfo] = field(default_factory=dict)
     milestones: dict[str, list[Signal]] = field(default_factory=dict)
@@ -173,6 +175,8 @@ class Workload:
         self.jobset_conditions = [dict(c, ts=parse_ts(c.get("lastTransitionTime"))) for c in status.get("conditions") or []]
         self.jobset_restarts = int(status.get("restarts") or 0)
         self.max_restarts = (spec.get("failurePolicy") or {}).get("maxRestarts")
+        self.terminal_state = status.get("terminalState") or None
+        self.suspended = spec.get("suspend") is True or self.condition("Suspended") is not None
         for rj in spec.get("replicatedJobs") or []:
             if "worker" in str(rj.get("name")):
                 self.num_slices = rj.get("replicas")

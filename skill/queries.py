@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .query import quote
+from .records import ERROR_KEYS
 from .records import format_ns
 from .signals import pushdown_regex, pushdown_regexes
 from .sources.base import LogQuery
@@ -14,6 +15,8 @@ CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 LAUNCH_SAMPLE = 1000  # one page of the newest reports
 CONTROL_CAP = 5000
+STRUCTURED_CAP = 2000
+STRUCTURED_ERRORS = " OR ".join([f"jsonPayload.{k}:*" for k in ERROR_KEYS] + ["(severity>=ERROR jsonPayload.msg:*)"])
 NODE_BATCH = 400  # node names per filter at most; fewer when the names and the query's regex would pass FILTER_LIMIT
 FILTER_LIMIT = 19_500  # Cloud Logging rejects filters over 20,000 characters; keep a margin
 
@@ -67,6 +70,9 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
         *(LogQuery("signatures" if i == 0 else f"signatures-{i + 1}",
                    f"{base} {not_control} (textPayload=~{rx} OR jsonPayload.message=~{rx})")
           for i, rx in enumerate(signatures)),
+        # Structured logs: the exception a JSON formatter puts beside the message, and error records whose text is under
+        # "msg" (the signatures above read textPayload and jsonPayload.message); oldest first, as causes come first.
+        LogQuery("structured-errors", f"{base} {not_control} ({STRUCTURED_ERRORS})", "asc", STRUCTURED_CAP),
         LogQuery("progress", f"{base} {not_control} (textPayload=~{progress} OR jsonPayload.message=~{progress})",
                  "desc", PROGRESS_SAMPLE),
         # The executor's periodic launch reports, newest first and capped: enough to see the program ran on after a fault

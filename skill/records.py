@@ -153,6 +153,10 @@ def log_id(log_name: str) -> str:
     return unquote(log_name[i + 6 :]) if i != -1 else log_name
 
 
+MESSAGE_KEYS = ("message", "MESSAGE", "msg", "log")
+ERROR_KEYS = ("exc_info", "exception", "stack_trace", "stacktrace", "traceback", "error")
+
+
 def payload_text(entry: dict) -> str:
     """The human text of a LogEntry, whichever payload it has."""
     text = entry.get("textPayload")
@@ -160,10 +164,11 @@ def payload_text(entry: dict) -> str:
         return text
     jp = entry.get("jsonPayload")
     if isinstance(jp, dict):
-        for key in ("message", "MESSAGE", "msg", "log"):
-            v = jp.get(key)
-            if isinstance(v, str):
-                return v
+        message = next((v for k in MESSAGE_KEYS if isinstance(v := jp.get(k), str)), None)
+        # What a structured logger puts beside the message: the exception and its traceback, read like a text line's.
+        detail = [v for k in ERROR_KEYS if isinstance(v := jp.get(k), str) and v and v not in (message or "")]
+        if message is not None or detail:
+            return "\n".join(([message] if message else []) + detail)
         return orjson.dumps(jp, option=orjson.OPT_SORT_KEYS).decode()
     pp = entry.get("protoPayload")
     if isinstance(pp, dict):

@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import jinja2
 
 from .diagnosis import Diagnosis, Entity, Evidence
 from .records import parse_ts
+from .resources import prompts_dir
 
-PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS = prompts_dir()
 # A JobSet pod's name: <replica>-<5 random characters>; the replica part stays the same across restart attempts.
 _REPLICA = re.compile(r"^(.+-(?:pathways-head|(?:pathways-)?worker)-\d+-\d+)-([a-z0-9]{5})$")
 

@@ -72,9 +72,7 @@ def test_expected_matches_contract(case: Path):
     exp = yaml.safe_load((case / "expected.yaml").read_text())
     assert list(exp) == ["failure_class", "status", "root_cause_entities", "evidence", "fix_requires",
                          "data_gaps_require", "tags"]
-    taxonomy = (FIXTURES.parent.parent / "shared" / "taxonomy.md")
-    if taxonomy.exists():
-        assert f"`{exp['failure_class']}`" in taxonomy.read_text()
+    assert f"`{exp['failure_class']}`" in (FIXTURES.parent / "docs" / "taxonomy.md").read_text()
     assert exp["status"] in ("failed", "crashing", "stalled", "degraded", "healthy")
     assert 0 <= len(exp["evidence"]) <= 3 and len(exp["fix_requires"]) <= 2
     js = case / "jobset.json"

@@ -3,6 +3,8 @@ whose data_gaps say what is missing, or in one actionable line, inside the deadl
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evals.faults import MATRIX, FaultCase, run_fault, verdict
@@ -34,6 +36,7 @@ def test_fault_errors_are_one_line_in_the_cli(arm, words, capsys):
         rc = main(["diagnose", "--project", lv.project, "--location", lv.location, "--cluster", lv.cluster,
                    "--jobset", lv.jobset, "--start", lv.start, "--end", lv.end, "--format", "json",
                    "--logging-endpoint", lv.logging_url, "--kube-server", lv.kube_url])
-    err = capsys.readouterr().err
-    last = err.strip().splitlines()[-1]
-    assert rc == 2 and "Traceback" not in err and words in last and last.startswith("pathways-workload: ")
+    out = capsys.readouterr()
+    error = json.loads(out.out)["error"]  # --format json: the error is JSON on stdout, one line of message
+    assert rc == 2 and "Traceback" not in out.err and words in error["message"] and "\n" not in error["message"]
+    assert error["code"] == "source_error"

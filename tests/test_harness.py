@@ -103,7 +103,7 @@ def test_input_ids_are_collected_without_the_engine():
     assert "0b0def5d-5fd8-4e0e-822d-3921eab2f7f2" in case.input_ids  # an Event's uid nested in events.json
 
 
-def test_eval_cli_exit_codes(tmp_path, capsys):
+def test_eval_cli_exit_codes(tmp_path, capsys, monkeypatch):
     assert eval_main([str(FIXTURES / "case-001"), "--format", "json", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "eval.json").exists() and (tmp_path / "eval.md").exists()
     assert "](reliability.svg)" in (tmp_path / "eval.md").read_text()
@@ -111,9 +111,17 @@ def test_eval_cli_exit_codes(tmp_path, capsys):
     js = json.loads((tmp_path / "eval.json").read_text())
     assert [b["band"] for b in js["calibration"]["bands"]] == ["[0, 0.5)", "[0.5, 0.7)", "[0.7, 0.9)", "[0.9, 1]"]
     assert js["calibration"]["brier"] is not None and set(js["baselines"]) == {"most_frequent", "keyword_grep"}
+    capsys.readouterr()
     assert eval_main([str(tmp_path / "nothing")]) == 2
-    assert eval_main(["--agent", "llm", str(FIXTURES / "case-001")]) == 0  # skipped, said so
-    assert "skipped" in capsys.readouterr().err
+    assert "no cases" in capsys.readouterr().err
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    assert eval_main(["--agent", "llm", str(FIXTURES / "case-001")]) == 2  # an error, not a silent "skipped"
+    err = capsys.readouterr().err
+    assert "needs ANTHROPIC_API_KEY" in err and len(err.strip().splitlines()) == 1
+    assert eval_main(["--agent", "llm", "--format", "json", str(FIXTURES / "case-001")]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "missing_api_key"
+    assert eval_main(["--agent", "nobody", str(FIXTURES / "case-001")]) == 2
 
 
 def test_eval_cli_fails_below_the_gate(tmp_path):
@@ -133,10 +141,8 @@ def test_catalog_phases_match_the_taxonomy():
 
     from conftest import ROOT
 
-    tax = ROOT.parent / "shared" / "taxonomy.md"
-    if tax.exists():
-        rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", tax.read_text(), re.M)
-        assert {i: p.strip() for i, p in rows} == {i: c.phase for i, c in BY_ID.items()}
+    rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", (ROOT / "docs" / "taxonomy.md").read_text(), re.M)
+    assert {i: p.strip() for i, p in rows} == {i: c.phase for i, c in BY_ID.items()}
 
 
 def test_a_non_rules_agent_is_compared_with_the_rules_engine(capsys, monkeypatch):

@@ -259,9 +259,8 @@ def test_cli_live_403_is_exit_2_one_line(capsys):
     with Live(CASES[0]) as lv:
         lv.logging.fail(403, times=10)
         rc = main(_cli_args(lv) + ["--logging-endpoint", lv._ls.url, "--kube-server", lv._ks.url])
-    err = capsys.readouterr().err
-    last = err.strip().splitlines()[-1]
-    assert rc == 2 and last.startswith("pathways-workload: permission denied") and "roles/logging.viewer" in last
+    error = json.loads(capsys.readouterr().out)["error"]  # --format json: the error is JSON on stdout
+    assert rc == 2 and error["message"].startswith("permission denied") and "roles/logging.viewer" in error["message"]
 
 
 def test_cli_live_needs_the_workload(capsys):

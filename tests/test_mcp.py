@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -65,7 +66,29 @@ def test_errors_come_back_as_results():
 
     for r in _in_process(go):
         assert r.is_error
-        assert "error" in json.loads(r.content[0].text)
+        error = json.loads(r.content[0].text)["error"]
+        assert set(error) == {"code", "message", "hint"} and "\n" not in error["message"]
+
+
+@pytest.mark.parametrize("name, args, code, words", [
+    ("query_logs", {"replay": CASE, "filter": "x", "order": "up"}, "invalid_argument",
+     "order must be one of: asc, desc (got 'up')"),
+    ("query_logs", {"replay": CASE, "filter": "x", "limit": 0}, "invalid_argument", "limit must be at least 1"),
+    ("query_logs", {"replay": CASE, "filter": "x", "limit": "many"}, "invalid_argument", "limit must be a whole number"),
+    ("query_logs", {"replay": CASE}, "invalid_argument", "filter is required"),
+    ("diagnose", {"replay": CASE, "folder": "x", "verbose": True}, "invalid_argument", "unknown arguments: folder, verbose"),
+    ("explain_class", {"failure_class": "host_oom", "replay": CASE}, "invalid_argument", "unknown argument: replay"),
+    ("list_events", {"replay": CASE, "warnings_only": "maybe"}, "invalid_argument", "warnings_only must be true or false"),
+])
+def test_bad_arguments_are_refused_in_words(name, args, code, words):
+    async def go(c):
+        return await c.call_tool(name, args)
+
+    r = _in_process(go)
+    error = json.loads(r.content[0].text)["error"]
+    assert r.is_error and error["code"] == code and words in error["message"], error
+    for jargon in ("pattern", "^(", "pydantic", "http", "Input should", "Field required", "Extra inputs"):
+        assert jargon not in error["message"], jargon
 
 
 def test_all_tools_callable_over_mcp():
@@ -111,3 +134,11 @@ def test_stdio_server_lists_tools():
     names, explained = anyio.run(main)
     assert names == list(registry())
     assert explained["failure_class"] == "host_oom"
+
+
+def test_an_absent_jobset_is_an_error_result():
+    async def go(c):
+        return await c.call_tool("diagnose", {"replay": CASE, "jobset": "llama-trainx"})
+
+    r = _in_process(go)
+    assert r.is_error and "JobSets present" in r.content[0].text

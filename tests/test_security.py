@@ -77,12 +77,12 @@ def test_query_logs_window_cannot_widen_the_filter():
     assert narrow["matched"] == 1
     crafted = tool.call({"replay": str(CASE), "filter": 'textPayload:"FATAL ERROR"',
                          "start": '2020-01-01T00:00:00Z" OR textPayload:"'})
-    assert "error" in crafted and "start" in crafted["error"]
+    assert "error" in crafted and "start" in crafted["error"]["message"]
 
 
 def test_query_logs_filter_errors_are_results():
     out = registry()["query_logs"].call({"replay": str(CASE), "filter": 'textPayload="a\nb" OR ("'})
-    assert "error" in out and "\n" not in out["error"]
+    assert out["error"]["code"] == "bad_filter" and "\n" not in out["error"]["message"]
 
 
 @pytest.mark.parametrize("field, value", [("jobset", "x,app=other"), ("jobset", "../../secrets"),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import heapq
+from typing import Literal
 
 from pydantic import Field
 
+from skill.engine import check_jobset, jobsets_in
 from skill.errors import InputError
 from skill.query import compile_filter, quote
 from skill.records import parse_ts, record_from_entry, record_from_event
@@ -20,7 +22,7 @@ TEXT_MAX = 2000
 class QueryLogsInput(WorkloadInput):
     filter: str = Field(..., description='Cloud Logging query-language filter, e.g. resource.labels.container_name="pathways-worker" textPayload:"FATAL".')
     limit: int = Field(50, ge=1, le=1000, description="At most this many entries are returned.")
-    order: str = Field("asc", pattern="^(asc|desc)$", description="Timestamp order: asc (oldest first) or desc.")
+    order: Literal["asc", "desc"] = Field("asc", description="Timestamp order: asc (oldest first) or desc.")
 
 
 class ListEventsInput(WorkloadInput):
@@ -88,6 +90,8 @@ def list_events(p: ListEventsInput) -> dict:
     (the Event's metadata.uid, or the LogEntry insertId for events read from Cloud Logging).
     """
     src = _replay(p)
+    if p.jobset:
+        check_jobset(p.jobset, jobsets_in(src.objects()) | set(src.inventory().jobsets), src.objects())
     events = []
     for obj in src.loaded_objects():
         if obj.get("kind") == "Event":

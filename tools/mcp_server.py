@@ -1,7 +1,8 @@
 """An MCP server (official `mcp` SDK, MCPServer) exposing every registry tool under the same name, same JSON result.
 
-`pathways-workload mcp` runs it on stdio. Every tool is read-only; a failure comes back as a JSON result with
-`error` (and the MCP result is marked as an error), never as a crash.
+`pathways-workload mcp` runs it on stdio. Every tool is read-only; a failure, bad or unknown arguments included,
+comes back as the JSON result `{"error": {"code", "message", "hint"}}` (and the MCP result is marked as an error),
+never as a crash.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -21,12 +23,10 @@ INSTRUCTIONS = ("Diagnoses failed, crashing or stalled Pathways (JAX on TPU) Job
 
 
 def _handler(tool: Tool):
-    def run(**kwargs) -> CallToolResult:
-        result = tool.call({k: v for k, v in kwargs.items() if v is not None})
-        text = json.dumps(result, indent=2, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error="error" in result)
+    def run(**kwargs) -> CallToolResult:  # listed by the SDK; _Server.call_tool calls the registry directly
+        return _result(tool.call({k: v for k, v in kwargs.items() if v is not None}))
 
-    # the handler's signature is the registry model's fields, so the SDK validates the same arguments
+    # the handler's signature is the registry model's fields, so the SDK accepts it as this tool
     run.__signature__ = inspect.Signature([
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=info.annotation,
                           default=inspect.Parameter.empty if info.is_required() else info.default)
@@ -35,9 +35,32 @@ def _handler(tool: Tool):
     return run
 
 
+def _result(result: dict) -> CallToolResult:
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error="error" in result)
+
+
+class _Server(MCPServer):
+    """Calls go straight to the registry, which validates the raw arguments itself: unknown arguments are refused by
+    name and bad values explained in words, the same as on the command line and for the model (the SDK's own
+    validation would drop unknown arguments silently and answer in pydantic's words)."""
+
+    def __init__(self, tools: dict[str, Tool]):
+        super().__init__("pathways-workload", instructions=INSTRUCTIONS)
+        self.registry = tools
+
+    async def call_tool(self, name, arguments, context=None):
+        tool = self.registry.get(name)
+        if tool is None:
+            return await super().call_tool(name, arguments, context)
+        args = {k: v for k, v in (arguments or {}).items() if v is not None}  # null means "not given"
+        return await anyio.to_thread.run_sync(lambda: _result(tool.call(args)))
+
+
 def build_server(tools: dict[str, Tool] | None = None) -> MCPServer:
-    server = MCPServer("pathways-workload", instructions=INSTRUCTIONS)
-    for tool in (tools or registry()).values():
+    tools = tools or registry()
+    server = _Server(tools)
+    for tool in tools.values():
         server.add_tool(_handler(tool), name=tool.name, description=tool.description,
                         annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                                     openWorldHint=False))

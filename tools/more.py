@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from skill.api import analyse_replay
@@ -113,7 +115,9 @@ def explain_class(p: ExplainClassInput) -> dict:
     """
     fc = BY_ID.get(p.failure_class)  # (the docstring's numbers are filled from skill.classify below)
     if fc is None:
-        raise InputError(f"unknown failure_class {p.failure_class!r}; known: {', '.join(sorted(BY_ID))}")
+        close = difflib.get_close_matches(p.failure_class, list(BY_ID), n=1, cutoff=0.6)
+        raise InputError(f"unknown failure_class {p.failure_class!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                         code="unknown_failure_class", hint="one of: " + ", ".join(sorted(BY_ID)))
     return {
         "failure_class": fc.id, "title": fc.title, "phase": fc.phase, "component": fc.component,
         "patterns": [{"regex": x.regex, "weight": x.weight, "sources": list(x.sources),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from skill.errors import PathwaysWorkloadError
+from skill.errors import PathwaysWorkloadError, error_object
 from skill.redact import redact_obj
 
 
@@ -34,15 +35,52 @@ class Tool:
         try:
             params = self.input.model_validate(args)
         except ValidationError as err:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in err.errors())
-            return {"error": f"invalid arguments for {self.name}: {problems}"}
+            return error_object("invalid_argument", f"{self.name}: " + "; ".join(describe(err, self.input)),
+                                "arguments: " + ", ".join(self.input.model_fields))
         try:
             # Redacted here, once for every surface (CLI, MCP, the model): no tool can forget a field.
             return redact_obj(self.fn(params))
         except PathwaysWorkloadError as err:
-            return {"error": str(err), "tool": self.name}
+            return redact_obj(err.as_dict())
         except Exception as err:  # noqa: BLE001 - the one boundary where any failure becomes a result the model can read
-            return {"error": f"{self.name} failed unexpectedly: {type(err).__name__}: {err}", "tool": self.name}
+            return redact_obj(error_object("internal", f"{self.name} failed unexpectedly: {type(err).__name__}: {err}",
+                                           "a bug: please report it with the arguments"))
+
+
+def _got(value: object) -> str:
+    text = repr(value)
+    return f" (got {text[:60]}{'…' if len(text) > 60 else ''})"
+
+
+def describe(err: ValidationError, model: type[BaseModel]) -> list[str]:
+    """pydantic's errors in the user's words: the field, what it accepts (allowed values, bounds), what was given;
+    never a regex, a pydantic type name or a documentation URL."""
+    unknown = [str(e["loc"][0]) for e in err.errors() if e["type"] == "extra_forbidden" and e["loc"]]
+    out = [f"unknown argument{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"] if unknown else []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "arguments"
+        kind, ctx, value = e["type"], e.get("ctx") or {}, e.get("input")
+        info = model.model_fields.get(str(e["loc"][0])) if e["loc"] else None
+        choices = [a for a in typing.get_args(info.annotation) if isinstance(a, str)] if info else []
+        if kind == "extra_forbidden":
+            continue
+        if kind == "missing":
+            out.append(f"{field} is required")
+        elif kind == "literal_error" and choices:
+            out.append(f"{field} must be one of: {', '.join(choices)}{_got(value)}")
+        elif kind in ("int_parsing", "int_type", "int_from_float"):
+            out.append(f"{field} must be a whole number{_got(value)}")
+        elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+            bound = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most",
+                     "less_than": "less than"}[kind]
+            out.append(f"{field} must be {bound} {next(iter(ctx.values()))}{_got(value)}")
+        elif kind in ("bool_parsing", "bool_type"):
+            out.append(f"{field} must be true or false{_got(value)}")
+        elif kind in ("string_type", "string_unicode"):
+            out.append(f"{field} must be a string{_got(value)}")
+        else:
+            out.append(f"{field}: {e['msg']}{_got(value)}")
+    return out
 
 
 def registry() -> dict[str, Tool]:

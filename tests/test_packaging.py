@@ -1,0 +1,64 @@
+"""The wheel holds every module and data file the package needs (templates, schema), so a non-editable install works."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from tests.conftest import ROOT
+
+SOURCES = ("skill", "tools", "evals")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    # built from a copy, so setuptools' build/ and egg-info never land in the checkout; offline (no build isolation)
+    src = tmp_path_factory.mktemp("src")
+    for name in (*SOURCES, "prompts"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    out = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q",
+                        "-w", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (whl,) = out.glob("pathways_workload-*.whl")
+    return zipfile.ZipFile(whl)
+
+
+def test_templates_and_schema_are_in_the_wheel(wheel):
+    names = set(wheel.namelist())
+    for t in (ROOT / "prompts").glob("*.j2"):
+        assert f"skill/prompts/{t.name}" in names, t.name
+    assert "skill/schema/diagnosis.schema.json" in names
+
+
+def test_every_module_is_in_the_wheel(wheel):
+    names = set(wheel.namelist())
+    for pkg in SOURCES:
+        for py in (ROOT / pkg).rglob("*.py"):
+            assert str(py.relative_to(ROOT)) in names, py
+
+
+def test_console_script_and_version(wheel):
+    import skill
+
+    entry = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
+    assert "pathways-workload = skill.cli:main" in wheel.read(entry).decode()
+    assert any(n.startswith(f"pathways_workload-{skill.__version__}.dist-info/") for n in wheel.namelist())
+
+
+def test_report_renders_from_the_installed_layout(tmp_path, wheel):
+    """The wheel's files unpacked alone (no checkout beside them): the Markdown report still finds its template."""
+    wheel.extractall(tmp_path)
+    code = ("import skill.report as r; from skill.api import diagnose_replay; "
+            f"print(r.PROMPTS); print(r.render_markdown(diagnose_replay({str(ROOT / 'fixtures' / 'case-004')!r}))[:40])")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PATH": "", "PYTHONPATH": str(tmp_path)}, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    where, report = p.stdout.split("\n", 1)
+    assert where == str(tmp_path / "skill" / "prompts") and report.startswith("# ")

@@ -1,0 +1,117 @@
+"""The status model: a test per row of skill/status.py, with and without the object files that usually decide it."""
+
+from __future__ import annotations
+
+import pytest
+
+from skill import references
+from skill.catalog import HEALTHY, Pattern
+from skill.model import ContainerInfo, Workload
+from skill.records import Record
+from skill.signals import Signal
+from skill.status import ROWS, Run, decide
+
+from conftest import ROOT
+
+NS = 1_000_000_000
+T0 = 1_800_000_000 * NS
+HEAD, WORKER = "js-pathways-head-0-0-abcde", "js-worker-0-0-fghij"
+CAUSE = "tpu_hardware_failure"  # a class with no status of its own
+
+
+def sym(target: str, minute: int = 1) -> Signal:
+    return Signal("symptom", target, Pattern("x"), Record(id=f"{target}{minute}", ts=T0 + minute * 60 * NS,
+                                                          source="event", log="events", text=target), {})
+
+
+def model(**kw) -> Workload:
+    m = Workload(jobset="js", now=T0 + 30 * 60 * NS, **kw)
+    return m
+
+
+def pod(m: Workload, name: str, phase: str | None, *, restarts: int = 0, running: bool = False,
+        waiting: str | None = None) -> None:
+    p = m.pod(name)
+    p.phase, p.ran = phase, phase != "Pending"
+    p.containers["c"] = ContainerInfo("c", restarts=restarts, running=running, waiting_reason=waiting)
+
+
+def status(m: Workload, symptoms=(), root: str = CAUSE, activity=(), running_at_end: bool = False) -> tuple[str, str]:
+    return decide(Run(m, list(symptoms), root, list(activity), running_at_end))
+
+
+def test_jobset_failed_by_condition_terminal_state_or_event():
+    assert status(model(jobset_conditions=[{"type": "Failed", "status": "True"}])) == ("failed", "JobSet failed")
+    assert status(model(terminal_state="Failed"))[0] == "failed"
+    assert status(model(), [sym("jobset_failed")])[0] == "failed"  # no jobset.json: the event says it
+
+
+def test_completed_is_healthy():
+    assert status(model(terminal_state="Completed")) == ("healthy", "JobSet completed")
+
+
+def test_a_failed_pod_with_restarts_and_no_restart_left_is_failed_not_crashing():
+    m = model(max_restarts=2, jobset_restarts=2)
+    pod(m, HEAD, "Failed", restarts=3)
+    assert status(m, [sym("jobset_restarting", 1), sym("container_failed", 5)]) == ("failed", "no restart left")
+
+
+def test_the_same_without_jobset_json_is_failed_too():
+    m = model()  # restarts and maxRestarts unknown; the pod is Failed: it will not run again
+    pod(m, HEAD, "Failed", restarts=3)
+    assert status(m, [sym("container_failed", 5)])[0] == "failed"
+
+
+def test_restarts_left_and_the_pod_running_again_is_crashing():
+    m = model(max_restarts=5, jobset_restarts=2)
+    pod(m, HEAD, "Running", restarts=1, running=True)
+    assert status(m, [sym("jobset_restarting"), sym("container_failed", 5)]) == ("crashing", "JobSet restarting")
+
+
+def test_containers_restarting_without_jobset_json_is_crashing():
+    m = model()
+    pod(m, WORKER, "Running", restarts=4, waiting="CrashLoopBackOff")
+    assert status(m, [sym("container_failed", 5)]) == ("crashing", "containers restarting")
+
+
+def test_suspended_is_stalled():
+    assert status(model(suspended=True)) == ("stalled", "suspended")
+
+
+def test_healthy_needs_progress_seen():
+    assert status(model(), root=HEALTHY, activity=[T0], running_at_end=True)[0] == "healthy"
+    assert status(model(), root=HEALTHY, activity=[T0]) == ("healthy", "no failure, progress seen")
+    assert status(model(), root=HEALTHY) == ("stalled", "no failure, no progress seen")
+
+
+def test_pending_with_a_failure_verdict_and_absence_classes_are_stalled():
+    m = model()
+    pod(m, WORKER, "Pending")
+    assert status(m)[0] == "stalled"
+    assert status(model(), root="slices_not_ready") == ("stalled", "pending, or decided by absence")
+
+
+def test_unschedulable_since_the_last_restart_is_stalled():
+    m = model()
+    pod(m, WORKER, "Pending")
+    assert status(m, [sym("jobset_restarting", 1), sym("unschedulable", 2)]) == ("stalled", "unschedulable since the last restart")
+
+
+def test_data_loss_then_progress_is_degraded():
+    m = model()
+    m.progress = [sym("progress", 10)]
+    assert status(m, [sym("data_loss", 5)]) == ("degraded", "lost a slice, ran on")
+
+
+def test_a_cause_with_nothing_exited_is_stalled_and_with_an_exit_failed():
+    assert status(model()) == ("stalled", "nothing exited")
+    assert status(model(), [sym("container_failed")]) == ("failed", "otherwise")
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
+def test_every_row_is_described(row):
+    assert row.status in ("failed", "crashing", "stalled", "degraded", "healthy") and len(row.when) > 20
+
+
+def test_the_status_doc_is_generated_from_the_table():
+    assert (ROOT / "docs" / "status-model.md").read_text() == references.render_status_model()
