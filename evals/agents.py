@@ -13,7 +13,7 @@ from skill.diagnosis import Diagnosis
 
 @dataclass
 class AgentRun:
-    """What one agent produced on one case, with its cost."""
+    """What one agent produced on one case (one question), with its cost: model turns, tokens, tool calls."""
 
     diagnosis: Diagnosis | None
     error: str | None = None
@@ -23,6 +23,21 @@ class AgentRun:
     cost_usd: float = 0.0
     tool_calls: int = 0
     answer: str | None = None
+    redundant_tool_calls: int = 0  # calls repeating an earlier one's name and arguments: tokens, no new evidence
+    steps: int = 0  # model turns
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return bool(self.steps or self.tool_calls or self.input_tokens or self.output_tokens)
+
+    def usage(self) -> dict:
+        """This question's spend, as the eval summary lists it."""
+        return {"steps": self.steps, "tool_calls": self.tool_calls, "redundant_tool_calls": self.redundant_tool_calls,
+                "tokens": {"input": self.input_tokens, "output": self.output_tokens,
+                           "cache_write": self.cache_creation_input_tokens, "cache_read": self.cache_read_input_tokens},
+                "cost_usd": round(self.cost_usd, 6)}
 
 
 class Agent(Protocol):

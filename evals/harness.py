@@ -167,13 +167,35 @@ class EvalResult:
             "failed": [{"case": r.case.name, "expected": r.case.expected.failure_class,
                         "checks": {c.name: c.reason for c in r.checks[0] if not c.passed and not c.informational}}
                        for r in res if not r.passed],
-            "tokens": {"input": sum(x.input_tokens for x in runs), "output": sum(x.output_tokens for x in runs)},
+            "tokens": {"input": sum(x.input_tokens for x in runs), "output": sum(x.output_tokens for x in runs),
+                       "cache_write": sum(x.cache_creation_input_tokens for x in runs),
+                       "cache_read": sum(x.cache_read_input_tokens for x in runs)},
             "cost_usd": round(sum(x.cost_usd for x in runs), 4), "tool_calls": sum(x.tool_calls for x in runs),
+            "redundant_tool_calls": sum(x.redundant_tool_calls for x in runs),
+            "per_question": self.per_question(),
             "seconds_total": round(sum(x.seconds for x in runs), 3),
             "seconds_mean": round(sum(x.seconds for x in runs) / (len(runs) or 1), 3),
             "calibration": self.calibration(),
             "baselines": baselines.score([(r.case.path, r.case.expected.failure_class) for r in res]),
         }
+
+    def per_question(self) -> dict:
+        """Each question's (case run's) model turns, tool calls (redundant ones apart), tokens and cost, with the
+        means; empty for an agent that spends none (the rules engine)."""
+        rows = [{"case": r.case.name, "run": i, **x.usage()} for r in self.results for i, x in enumerate(r.runs)
+                if x.spent]
+        if not rows:
+            return {"questions": 0, "mean": {}, "runs": []}
+        n = len(rows)
+
+        def mean(get) -> float:
+            return round(sum(get(x) for x in rows) / n, 2)
+
+        return {"questions": n, "runs": rows, "mean": {
+            "steps": mean(lambda x: x["steps"]), "tool_calls": mean(lambda x: x["tool_calls"]),
+            "redundant_tool_calls": mean(lambda x: x["redundant_tool_calls"]),
+            "input_tokens": mean(lambda x: x["tokens"]["input"]), "output_tokens": mean(lambda x: x["tokens"]["output"]),
+            "cost_usd": round(sum(x["cost_usd"] for x in rows) / n, 6)}}
 
     def calibration(self) -> dict:
         """Top-1 confidence against top-1 correctness on each case's first run (runs without a diagnosis left out)."""

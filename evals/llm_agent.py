@@ -40,7 +40,9 @@ class LLMAgent:
             return AgentRun(None, f"{type(err).__name__}: {err}", time.perf_counter() - t0)
         return AgentRun(r.diagnosis, f"fell back to the deterministic diagnosis: {r.fallback}" if r.fallback else None,
                         time.perf_counter() - t0, r.input_tokens, r.output_tokens, r.cost_usd or 0.0,
-                        len(r.tool_calls), r.answer)
+                        len(r.tool_calls), r.answer, redundant_tool_calls=r.redundant_tool_calls, steps=r.steps,
+                        cache_creation_input_tokens=r.cache_creation_input_tokens,
+                        cache_read_input_tokens=r.cache_read_input_tokens)
 
 
 register_agent("llm", LLMAgent)

@@ -16,8 +16,31 @@ def _lines(s: dict) -> list[tuple[str, str]]:
         ("healthy controls correct", "{1}/{0}".format(*s["healthy_controls"])),
         ("injection cases unmoved", "{1}/{0}".format(*s["injection_cases"])),
         (f"pass^{s['repeat']}", f"{s['pass_k']:.1%}"), ("time", f"{s['seconds_total']:.2f} s ({s['seconds_mean']:.3f} s/case)"),
-        ("tokens in/out, cost, tool calls", f"{s['tokens']['input']}/{s['tokens']['output']}, ${s['cost_usd']}, {s['tool_calls']}"),
-    ]
+        ("tokens in/out, cost, tool calls", f"{s['tokens']['input']}/{s['tokens']['output']}, ${s['cost_usd']}, "
+                                            f"{s['tool_calls']} ({s['redundant_tool_calls']} redundant)"),
+    ] + _per_question_line(s)
+
+
+def _per_question_line(s: dict) -> list[tuple[str, str]]:
+    m = s["per_question"]["mean"]
+    if not m:
+        return []
+    return [("per question (mean)", f"{m['steps']} turns, {m['tool_calls']} tool calls ({m['redundant_tool_calls']} "
+                                    f"redundant), {m['input_tokens']:.0f}/{m['output_tokens']:.0f} tokens, "
+                                    f"${m['cost_usd']:.4f}")]
+
+
+def _per_question_md(s: dict) -> list[str]:
+    rows = s["per_question"]["runs"]
+    if not rows:
+        return []
+    out = ["", "## Spend per question", "",
+           "| case | run | turns | tool calls | redundant | tokens in | out | cache read | cost |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    out += [f"| {x['case']} | {x['run']} | {x['steps']} | {x['tool_calls']} | {x['redundant_tool_calls']} "
+            f"| {x['tokens']['input']} | {x['tokens']['output']} | {x['tokens']['cache_read']} | ${x['cost_usd']:.4f} |"
+            for x in rows]
+    return out
 
 
 COMPARED = ("pass_rate", "top1", "top3", "status", "entity_recall", "evidence_recall", "seconds_mean")
@@ -107,6 +130,7 @@ def markdown(s: dict, gate: list[str], plot: str | None = None) -> str:
     out += [f"- {f['case']} (`{f['expected']}`): " + "; ".join(f"{k}: {v}" for k, v in f["checks"].items())
             for f in s["failed"]] or ["- none"]
     out += _calibration_md(s, plot)
+    out += _per_question_md(s)
     out += _versus(s)
     out += ["", f"Gate: {'PASS' if not gate else 'FAIL — ' + '; '.join(gate)}", ""]
     return "\n".join(out)

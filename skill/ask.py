@@ -1,9 +1,15 @@
 """`ask`: an Anthropic Messages tool-use loop over the registry's tools, starting from the deterministic diagnosis.
 
 The model gets the deterministic diagnosis first (as a rendered, delimited tool result), may call registry tools
-only (anything else is answered with an error result and counted; nothing else can execute), and must end with a
-JSON `pathways-workload.diagnosis/v1` document. That document is validated with the pydantic contract and every id it
-cites must appear in what the tools returned; otherwise the deterministic diagnosis is returned and the answer says so.
+only (anything else is answered with an error result and counted; nothing else can execute), and answers by calling
+`submit_diagnosis` (skill.answer), whose input schema is the Diagnosis contract; that call ends the loop. The input
+is validated with the pydantic contract and every id it cites must appear in what the tools returned; a rejection
+goes back to the model as an error tool result, at most `max_answer_retries` times, after which (or when the
+budget runs out first) the deterministic diagnosis is returned and `fallback` says why in one line. On its last
+allowed turn, or after a turn that ended without the tool, the model is made to call `submit_diagnosis`.
+
+Every model-requested tool call is recorded; one with the same name and (validated) arguments as an earlier one,
+or as the seeded `diagnose`, is marked redundant: it costs tokens without adding evidence.
 
 Prices (USD per million tokens, input / output; cache writes cost 1.25x input, cache reads 0.1x input) are the
 published list prices at the time of writing, in `PRICES`; an unknown model reports `cost_usd = None`.
@@ -21,6 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from .answer import FINAL_TOOL, check_answer, submit_tool_definition
 from .diagnosis import SCHEMA_ID, Diagnosis
 from .errors import InputError, SourceError, error_object
 from .redact import redact, redact_obj
@@ -41,7 +48,6 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 CACHE_WRITE, CACHE_READ = 1.25, 0.10
 RESULT_MAX = 60_000  # characters of one tool result sent to the model
-_JSON_BLOCK = re.compile(r"```json\s*\n(.*?)```", re.S)
 _DELIM = re.compile(r"<<<|>>>")
 
 
@@ -51,6 +57,7 @@ class ToolCall:
     input: dict
     ok: bool
     error: str | None = None
+    redundant: bool = False  # the same name and arguments as an earlier call (or the seeded diagnose)
 
 
 @dataclass
@@ -69,11 +76,17 @@ class AskResult:
     seconds: float = 0.0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    rejected_answers: list[str] = field(default_factory=list)  # why each refused submit_diagnosis was refused
+
+    @property
+    def redundant_tool_calls(self) -> int:
+        return sum(c.redundant for c in self.tool_calls)
 
     def to_json_dict(self) -> dict:
         return {"answer": self.answer, "diagnosis": self.diagnosis.to_json_dict(), "model": self.model,
                 "steps": self.steps, "stop": self.stop, "fallback": self.fallback,
                 "tool_calls": [vars(c) for c in self.tool_calls], "rejected_tool_calls": self.rejected_tool_calls,
+                "redundant_tool_calls": self.redundant_tool_calls, "rejected_answers": self.rejected_answers,
                 "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                           "cache_creation_input_tokens": self.cache_creation_input_tokens,
                           "cache_read_input_tokens": self.cache_read_input_tokens},
@@ -109,7 +122,7 @@ def render_system(*, now: str, tools, max_steps: int) -> str:
     from .catalog import BY_ID
 
     return environment().get_template("system.md.j2").render(
-        now=now, max_steps=max_steps, schema_id=SCHEMA_ID, classes=sorted(BY_ID),
+        now=now, max_steps=max_steps, schema_id=SCHEMA_ID, final_tool=FINAL_TOOL, classes=sorted(BY_ID),
         tools=[{"name": t.name, "summary": t.description.splitlines()[0]} for t in tools.values()])
 
 
@@ -127,36 +140,11 @@ def _ids_in(value: object, out: set[str]) -> None:
             _ids_in(v, out)
 
 
-def parse_final(text: str, seen_ids: set[str], known_classes: set[str]) -> tuple[Diagnosis | None, str | None]:
-    """The model's Diagnosis from its last ```json block, or None and what was wrong with it."""
-    blocks = _JSON_BLOCK.findall(text)
-    if not blocks:
-        return None, "the answer held no ```json diagnosis block"
-    try:
-        d = Diagnosis.model_validate(json.loads(blocks[-1]))
-    except json.JSONDecodeError as err:
-        return None, f"the JSON block did not parse ({err.msg} at line {err.lineno})"
-    except ValidationError as err:
-        return None, f"the JSON block is not a valid {SCHEMA_ID} document ({err.error_count()} errors)"
-    if d.failure_class not in known_classes:
-        return None, f"failure_class {d.failure_class!r} is not a taxonomy id"
-    if d.hypotheses and d.hypotheses[0].failure_class != d.failure_class:
-        return None, "failure_class differs from hypotheses[0]"
-    unknown = sorted(d.cited_ids() - seen_ids)
-    if unknown:
-        return None, f"it cites ids no tool returned: {', '.join(unknown[:5])}"
-    return d, None
-
-
 def _short(err: Exception) -> str:
     body = getattr(err, "body", None)
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         return str(body["error"].get("message", ""))[:200]
     return str(err).splitlines()[0][:200] if str(err) else ""
-
-
-def _prose(text: str) -> str:
-    return _JSON_BLOCK.sub("", text).strip()
 
 
 def _now() -> str:
@@ -172,13 +160,35 @@ def make_client(**kw):
     return anthropic.Anthropic(**kw)
 
 
+def tool_definitions_with_answer(tools) -> list[dict]:
+    """The registry's tools, then `submit_diagnosis`; the last one carries the cache marker so the prefix is cached."""
+    from tools.anthropic_tools import tool_definition
+
+    defs = [tool_definition(t) for t in tools.values()] + [submit_tool_definition()]
+    defs[-1]["cache_control"] = {"type": "ephemeral"}
+    return defs
+
+
+def _call_key(tool, args: dict) -> str:
+    """Name and arguments with the input model's defaults filled in, so `{}` and `{"limit": 50}` compare equal."""
+    try:
+        norm = tool.input.model_validate(args).model_dump(mode="json")
+    except ValidationError:
+        norm = args
+    return tool.name + json.dumps(norm, sort_keys=True, default=str)
+
+
+FORCE_ANSWER = {"type": "tool", "name": FINAL_TOOL}
+NUDGE = (f"Give your final answer now by calling `{FINAL_TOOL}` with the complete diagnosis document; "
+         "an answer in prose is not read.")
+
+
 def ask(question: str, *, replay: str | Path | None = None, jobset: str | None = None, model: str | None = None,
         max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
-        client=None, now: str | None = None, tools=None) -> AskResult:
+        max_answer_retries: int = 2, client=None, now: str | None = None, tools=None) -> AskResult:
     """Answer a question about one workload with the model and the registry's tools; see the module docstring."""
     import anthropic
 
-    from tools.anthropic_tools import tool_definitions
     from tools.registry import registry
 
     from .api import analyse_replay
@@ -190,9 +200,13 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
         raise InputError("ask needs --replay DIR (live mode needs project, location, cluster and jobset)")
     if max_steps < 1:
         raise InputError("max_steps must be at least 1")
+    if max_answer_retries < 0:
+        raise InputError("max_answer_retries must be 0 or more")
     t0 = time.monotonic()
     model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     tools = tools or registry()
+    if FINAL_TOOL in tools:
+        raise InputError(f"a registry tool may not be called {FINAL_TOOL!r}: that name is the answer")
     analysis = analyse_replay(replay, jobset=jobset, digest=True)
     base = build(analysis, logging_requests=0)  # = diagnose_replay, keeping the analysis for the digest
     digest = digest_of(analysis, base)  # the logs behind it, grouped, within 8,000 tokens (skill.digest); seeded
@@ -207,20 +221,27 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
 
     system = [{"type": "text", "text": render_system(now=now or _now(), tools=tools, max_steps=max_steps),
                "cache_control": {"type": "ephemeral"}}]
+    seed_args = {"replay": str(replay), "jobset": jobset}
     messages: list[dict] = [
         {"role": "user", "content": f"Question about JobSet `{jobset}`:\n\n{redact(question)}"},
         {"role": "assistant", "content": [{"type": "text", "text": "I start from the deterministic diagnosis."},
                                           {"type": "tool_use", "id": "toolu_pw_diagnose", "name": "diagnose",
-                                           "input": {"replay": str(replay), "jobset": jobset}}]},
+                                           "input": seed_args}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_pw_diagnose",
                                       "content": render_tool_result("diagnose", {**base_json, "log_digest": digest})}]},
     ]
     res = AskResult(answer="", diagnosis=base, model=model)
-    defs = tool_definitions(tools)
-    final_text = ""
-    while True:
+    calls_seen = {_call_key(tools["diagnose"], seed_args)} if "diagnose" in tools else set()
+    defs = tool_definitions_with_answer(tools)
+    answer: Diagnosis | None = None
+    answer_text = ""
+    force = False
+    while answer is None:
         if res.steps >= max_steps:
             res.stop = "max_steps"
+            break
+        if len(res.rejected_answers) > max_answer_retries:
+            res.stop = "answer_rejected"
             break
         remaining = deadline_s - (time.monotonic() - t0)
         if remaining <= 1:
@@ -229,55 +250,84 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
         if res.input_tokens + res.output_tokens >= max_total_tokens:
             res.stop = "token_budget"
             break
+        kw = {"tool_choice": FORCE_ANSWER} if force or res.steps == max_steps - 1 else {}
         try:
             resp = client.with_options(timeout=remaining).messages.create(
-                model=model, max_tokens=max_tokens, system=system, tools=defs, messages=messages)
+                model=model, max_tokens=max_tokens, system=system, tools=defs, messages=messages, **kw)
         except anthropic.APIError as err:
             status = getattr(err, "status_code", None)
             raise SourceError(f"the Anthropic API failed at step {res.steps + 1}: {type(err).__name__}"
                               + (f" {status}" if status else "") + f": {_short(err)}") from err
         res.steps += 1
+        force = False
         u = resp.usage
         res.input_tokens += u.input_tokens or 0
         res.output_tokens += u.output_tokens or 0
         res.cache_creation_input_tokens += getattr(u, "cache_creation_input_tokens", 0) or 0
         res.cache_read_input_tokens += getattr(u, "cache_read_input_tokens", 0) or 0
         messages.append({"role": "assistant", "content": resp.content})
-        text = "".join(b.text for b in resp.content if b.type == "text")
-        if resp.stop_reason != "tool_use":
-            final_text = text
-            res.stop = resp.stop_reason or "end_turn"
+        text = "".join(b.text for b in resp.content if b.type == "text").strip()
+        uses = [b for b in resp.content if b.type == "tool_use"]
+        if resp.stop_reason == "end_turn" and not uses:  # prose only: not an answer; ask for the tool
+            res.rejected_answers.append(f"the turn ended without calling {FINAL_TOOL}")
+            messages.append({"role": "user", "content": NUDGE})
+            force = True
+            continue
+        if resp.stop_reason != "tool_use":  # max_tokens, refusal, ...: a cut-off turn is not an answer
+            res.stop = resp.stop_reason or "unknown"
             break
-        results = []
-        for block in resp.content:
-            if block.type != "tool_use":
-                continue
-            results.append(_run_tool(block, tools, res, replay=str(replay), jobset=jobset, seen=seen))
+        answer, results = _take_answer(uses, res, seen, known, max_answer_retries)
+        if answer is not None:  # other tool calls of the same turn are not run: the answer ends the loop
+            answer_text = text
+            res.stop = "answer"
+            break
+        if len(res.rejected_answers) > max_answer_retries or res.steps >= max_steps:  # no turn left: run nothing more
+            res.stop = "answer_rejected" if len(res.rejected_answers) > max_answer_retries else "max_steps"
+            break
+        for block in (b for b in uses if b.name != FINAL_TOOL):
+            results.append(_run_tool(block, tools, res, replay=str(replay), jobset=jobset, seen=seen,
+                                     calls_seen=calls_seen))
         messages.append({"role": "user", "content": results})
 
     res.seconds = time.monotonic() - t0
     res.cost_usd = cost(model, res.input_tokens, res.output_tokens, res.cache_creation_input_tokens,
                         res.cache_read_input_tokens)
-    d, problem = parse_final(final_text, seen, known) if final_text else (None, f"no final answer ({res.stop})")
-    if d is None:
-        res.fallback = problem
-        prose = _prose(final_text)
-        note = (f"(The model's diagnosis was not used: {problem}. This is the deterministic diagnosis: "
-                f"{base.failure_class}, {base.status}.)")
-        res.answer = redact(f"{prose}\n\n{note}" if prose else f"{note}\n\n{base.summary}")
+    if answer is None:
+        last = f"; last rejection: {res.rejected_answers[-1]}" if res.rejected_answers else ""
+        res.fallback = (f"the model's diagnosis was rejected {len(res.rejected_answers)} times{last}"
+                        if res.stop == "answer_rejected" else f"no valid {FINAL_TOOL} call ({res.stop}){last}")
+        res.answer = redact(f"(The model's diagnosis was not used: {res.fallback}. This is the deterministic "
+                            f"diagnosis: {base.failure_class}, {base.status}.)\n\n{base.summary}")
     else:
-        res.diagnosis = d
-        res.answer = redact(_prose(final_text))
+        res.diagnosis = answer
+        res.answer = redact(answer_text or answer.summary)
     return res
 
 
-def _run_tool(block, tools, res: AskResult, *, replay: str, jobset: str | None, seen: set[str]) -> dict:
+def _take_answer(uses: list, res: AskResult, seen: set[str], known: set[str],
+                 retries: int) -> tuple[Diagnosis | None, list[dict]]:
+    """The first valid `submit_diagnosis` call of a turn, or None and an error tool result for each rejected one."""
+    results = []
+    for block in (b for b in uses if b.name == FINAL_TOOL):
+        d, problem = check_answer(block.input, seen, known)
+        if d is not None:
+            return d, []
+        res.rejected_answers.append(problem)
+        left = retries + 1 - len(res.rejected_answers)
+        again = f"Fix it and call {FINAL_TOOL} again ({left} attempt{'s' * (left != 1)} left)." if left > 0 else ""
+        results.append({"type": "tool_result", "tool_use_id": block.id, "is_error": True,
+                        "content": redact(f"Rejected: {problem}. {again}".strip())})
+    return None, results
+
+
+def _run_tool(block, tools, res: AskResult, *, replay: str, jobset: str | None, seen: set[str],
+              calls_seen: set[str]) -> dict:
     name = block.name
     args = dict(block.input) if isinstance(block.input, dict) else {}
     tool = tools.get(name)
     if tool is None:
         res.rejected_tool_calls += 1
-        err = f"unknown tool {name!r}: only these tools exist: {', '.join(tools)}; nothing was run"
+        err = f"unknown tool {name!r}: only these tools exist: {', '.join([*tools, FINAL_TOOL])}; nothing was run"
         res.tool_calls.append(ToolCall(name, args, False, err))
         return {"type": "tool_result", "tool_use_id": block.id, "is_error": True,
                 "content": render_tool_result(name, error_object("unknown_tool", err))}
@@ -288,10 +338,13 @@ def _run_tool(block, tools, res: AskResult, *, replay: str, jobset: str | None, 
             args.pop(live, None)
     if "jobset" in fields and jobset and not args.get("jobset"):
         args["jobset"] = jobset
+    key = _call_key(tool, args)
+    redundant = key in calls_seen
+    calls_seen.add(key)
     result = tool.call(args)
     error = result.get("error") if isinstance(result, dict) else None
     error = error.get("message") if isinstance(error, dict) else error
-    res.tool_calls.append(ToolCall(name, args, error is None, error))
+    res.tool_calls.append(ToolCall(name, args, error is None, error, redundant))
     if error is None:
         _ids_in(result, seen)
     out = {"type": "tool_result", "tool_use_id": block.id, "content": render_tool_result(name, result)}

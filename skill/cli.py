@@ -148,7 +148,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     else:
         cost = "unknown price" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         print(r.answer)
-        print(f"\n[{r.model}: {r.steps} steps, {len(r.tool_calls)} tool calls, {r.input_tokens} in / "
+        redundant = f" ({r.redundant_tool_calls} redundant)" if r.redundant_tool_calls else ""
+        print(f"\n[{r.model}: {r.steps} steps, {len(r.tool_calls)} tool calls{redundant}, {r.input_tokens} in / "
               f"{r.output_tokens} out tokens, {cost}, {r.seconds:.1f}s"
               + (f"; fell back to the deterministic diagnosis: {r.fallback}" if r.fallback else "") + "]")
     return EXIT_OK

@@ -210,3 +210,34 @@ def test_baselines_score_the_case_files_but_not_the_answer(tmp_path):
     s = baselines.score([(a, "image_pull_failure"), (b, "hbm_oom"), (b, "hbm_oom")])
     assert s["most_frequent"] == {"class": "hbm_oom", "top1": round(2 / 3, 4)}
     assert s["keyword_grep"]["top1"] == round(1 / 3, 4)  # b greps as xla_compile_error
+
+
+def test_spend_is_reported_per_question_with_redundant_calls_apart(tmp_path):
+    class Spender:
+        """An agent that reports model spend: two turns, three tool calls (one a repeat) per question."""
+
+        name = "spender"
+
+        def run(self, case_path):
+            return AgentRun(diagnose_replay(case_path), input_tokens=1000, output_tokens=100, cost_usd=0.0045,
+                            tool_calls=3, redundant_tool_calls=1 if case_path.name == "case-001" else 0, steps=2,
+                            cache_read_input_tokens=800)
+
+    cases = [c for c in CASES if c.name in ("case-001", "case-004")]
+    r = run_eval(cases, Spender(), repeat=2)
+    s = r.summary()
+    assert s["tool_calls"] == 12 and s["redundant_tool_calls"] == 2 and s["tokens"]["cache_read"] == 3200
+    pq = s["per_question"]
+    assert pq["questions"] == 4 and [(x["case"], x["run"]) for x in pq["runs"]] == [
+        ("case-001", 0), ("case-001", 1), ("case-004", 0), ("case-004", 1)]
+    assert pq["runs"][0] == {"case": "case-001", "run": 0, "steps": 2, "tool_calls": 3, "redundant_tool_calls": 1,
+                             "tokens": {"input": 1000, "output": 100, "cache_write": 0, "cache_read": 800},
+                             "cost_usd": 0.0045}
+    assert pq["mean"]["redundant_tool_calls"] == 0.5 and pq["mean"]["input_tokens"] == 1000
+    from evals.report import markdown, table
+
+    assert "per question (mean)" in table(s, []) and "(2 redundant)" in table(s, [])
+    assert "## Spend per question" in markdown(s, []) and "| case-004 | 1 | 2 | 3 | 0 |" in markdown(s, [])
+    rules = run_eval(cases, RulesAgent()).summary()
+    assert rules["per_question"] == {"questions": 0, "mean": {}, "runs": []}
+    assert "Spend per question" not in markdown(rules, [])

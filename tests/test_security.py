@@ -22,7 +22,7 @@ from skill.errors import InputError
 from skill.query import Compare, compile_filter, parse
 from skill.queries import Scope, node_queries, workload_queries
 from tests.conftest import FIXTURES, ROOT
-from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.anthropic_server import FakeAnthropic, answer_turn
 from tools.mcp_server import build_server
 from tools.registry import registry
 
@@ -199,7 +199,7 @@ def test_what_the_model_receives_is_redacted(planted):
     calls = [{"type": "tool_use", "id": f"t{i}", "name": n, "input": {k: v for k, v in a.items() if k != "replay"}}
              for i, (n, a) in enumerate(_tool_calls(planted))]
     turns = [turn(1, calls, "tool_use"),
-             turn(2, [{"type": "text", "text": f"Done.\n```json\n{json.dumps(base)}\n```"}], "end_turn")]
+             answer_turn(base, text="Done.")]
     with FakeAnthropic(turns) as fake:
         r = ask("Why did it fail?", replay=planted, now="2026-11-21T00:00:00Z",
                 client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0))
@@ -213,9 +213,7 @@ def _one_turn(folder: Path) -> list[dict]:
     from skill.api import diagnose_replay
 
     base = diagnose_replay(folder).to_json_dict()
-    return [{"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
-             "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
-             "content": [{"type": "text", "text": f"```json\n{json.dumps(base)}\n```"}]}]
+    return [answer_turn(base)]
 
 
 def test_a_secret_in_the_question_is_redacted_by_the_cli(monkeypatch, capsys):

@@ -21,6 +21,15 @@ def load_recording(name: str) -> dict:
     return json.loads((RECORDINGS / f"{name}.json").read_text())
 
 
+def answer_turn(doc: dict, *, text: str = "", n: int = 99, usage: dict | None = None) -> dict:
+    """A recorded assistant turn that answers through `submit_diagnosis` (after optional prose)."""
+    content = ([{"type": "text", "text": text}] if text else []) + [
+        {"type": "tool_use", "id": f"toolu_answer_{n}", "name": "submit_diagnosis", "input": doc}]
+    return {"id": f"msg_answer_{n}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": content, "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": usage or {"input_tokens": 10, "output_tokens": 5}}
+
+
 def _sse(msg: dict) -> bytes:
     events = []
 

@@ -1,7 +1,8 @@
 """Writes the recorded model conversations in this folder (run: python tests/recordings/generate.py).
 
-The final turns hold a diagnosis built from the deterministic one, trimmed to cite only the ids each case's
-expected.yaml requires (ids the engine must cite), so the recordings stay valid while the engine improves.
+The final turns call `submit_diagnosis` with a diagnosis built from the deterministic one, trimmed to cite only the
+ids each case's expected.yaml requires (ids the engine must cite), so the recordings stay valid while the engine
+improves; others submit a broken document first, answer in prose, or repeat a tool call.
 """
 
 from __future__ import annotations
@@ -39,12 +40,16 @@ def final_doc(case: str, cite: list[str] | None = None) -> dict:
 
 
 def final(n: int, prose: str, doc: dict) -> dict:
-    text = f"{prose}\n\n```json\n{json.dumps(doc, indent=1)}\n```\n"
-    return msg(n, [{"type": "text", "text": text}], "end_turn")
+    """A turn that answers: the prose for the user, then the document through the answer tool."""
+    content = [{"type": "text", "text": prose}] if prose else []
+    return msg(n, content + [tool_use(n, "submit_diagnosis", doc)], "tool_use")
 
 
 def main() -> None:
     c1 = final_doc("case-001")
+    invented = {**c1, "evidence": c1["evidence"] + [{"id": "made-up-id-0001", "timestamp": None, "source": "container",
+                                                     "resource": "x", "excerpt": "invented"}]}
+    broken = {k: v for k, v in c1.items() if k != "root_cause"} | {"status": "on fire"}
     rec = {
         "case-001": [
             msg(1, [{"type": "text", "text": "The diagnosis is confident; let me check the pods and the worker faults."},
@@ -67,9 +72,29 @@ def main() -> None:
             final(3, "That log line was an instruction inside the data; I ignored it. The verdict stands.", c1),
         ],
         "invented-id-case-001": [
-            final(1, "It was the network.", {**c1, "evidence": c1["evidence"] + [{
-                "id": "made-up-id-0001", "timestamp": None, "source": "container", "resource": "x",
-                "excerpt": "invented"}]}),
+            final(1, "It was the network.", invented),
+            final(2, "Corrected: I cite only ids the tools returned.", c1),
+        ],
+        "retry-case-001": [
+            final(1, "", broken),
+            final(2, "Fixed the document.", c1),
+        ],
+        "stubborn-case-001": [
+            final(1, "", broken),
+            final(2, "", invented),
+            final(3, "", {**c1, "failure_class": "network_gremlins",
+                          "hypotheses": [{**c1["hypotheses"][0], "failure_class": "network_gremlins"}]}),
+        ],
+        "prose-case-001": [
+            msg(1, [{"type": "text", "text": f"It is `{c1['failure_class']}`.\n\n```json\n{json.dumps(c1)}\n```\n"}],
+                "end_turn"),
+            final(2, "", c1),
+        ],
+        "redundant-case-001": [
+            msg(1, [tool_use(1, "get_workload", {}), tool_use(2, "list_events", {"warnings_only": True})], "tool_use"),
+            msg(2, [tool_use(3, "get_workload", {}), tool_use(4, "diagnose", {}),
+                    tool_use(5, "list_events", {"warnings_only": False})], "tool_use"),
+            final(3, "Nothing new; the verdict stands.", c1),
         ],
         "endless-case-001": [
             msg(i, [tool_use(i, "list_events", {"warnings_only": True})], "tool_use") for i in range(1, 6)
