@@ -1,21 +1,19 @@
-"""Logging filters (skill.query's AST) compiled to one SQL boolean expression, built as a sqlglot tree.
+"""Logging filters (skill.query's AST) compiled to one SQL boolean, built as a sqlglot tree; exact or it says so.
 
-The reference is skill.query's evaluator; this compiler is exact or says so. Two ways of saying so:
-- `Uncompilable` at compile time: a construct with no exact SQL form here (global restrictions, SEARCH, a field the
-  target has no column for, a literal out of range); the caller evaluates the whole filter with skill.query.
-- NULL at run time, per row: the expression is SQL's three-valued logic, and every leaf that can't decide a row
-  exactly yields NULL (a non-ASCII string under a case-insensitive test, which needs NFKC_Casefold; a list on the
-  path, which the reference fans out over; a number beyond 15 digits; a timestamp in a spelling other than gcloud's).
-  Kleene AND/OR/NOT keep that sound: a row is a match where the expression IS TRUE, not one where it IS FALSE, and
-  the rows where it IS NULL go to skill.query. Every other leaf returns TRUE or FALSE, never NULL by accident.
-
-A Target names the columns: DUCKDB is the table skill.logtable loads (typed fast columns plus `raw`, the whole entry
-as JSON, consulted where a fast column is NULL); ALL_LOGS is Log Analytics' `_AllLogs` view (BigQuery, no raw).
+- `Uncompilable` at compile time: no exact SQL form (global restrictions, SEARCH, a field the target has no column
+  for, a literal out of range); the caller evaluates that filter with skill.query, the reference.
+- NULL at run time, for a row a leaf can't decide exactly (a non-ASCII string under a case-insensitive test, which
+  needs NFKC_Casefold; a list on the path, which the reference fans out over; an integer beyond 15 digits; a timestamp
+  not in gcloud's spelling). Kleene AND/OR/NOT keep that sound: rows where the expression IS TRUE match, IS NULL go
+  to skill.query. Every other leaf is TRUE or FALSE, never NULL by accident.
+Targets: DUCKDB, the table skill.logtable loads (typed columns, and `raw`, the whole entry as JSON, read where a typed
+column is NULL); ALL_LOGS, Log Analytics' `_AllLogs` view in BigQuery (no raw entry: NULL there means absent).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -40,38 +38,43 @@ class Target:
     columns: dict[tuple[str, ...], tuple[str, str]]
     raw: str | None
     types: dict[str, tuple[str, ...]]  # JSON_TYPE's answers: string, int, float, boolean, null, object, array
-    instant: Callable[[int], exp.Expression] = field(repr=False, default=None)  # ns -> timestamp literal
+    instant: Callable[[exp.Expression, str, int], exp.Expression] = field(repr=False, default=None)  # col OP ns
 
 
-def _ts_literal(ns: int, dialect: str, type_: str, unit: int, lo: int, hi: int) -> exp.Expression:
-    if not lo <= ns < hi or ns % unit:
-        raise Uncompilable(f"timestamp {ns} ns is outside what the target's timestamps hold exactly")
+def _ts_compare(col: exp.Expression, op: str, ns: int, dialect: str, type_: str, unit: int, lo: int,
+                hi: int) -> exp.Expression:
+    """col OP ns for a column of `unit`-ns instants: the literal moved to the grid the way that keeps the answer."""
+    down, up = ns - ns % unit, ns + -ns % unit
+    if ns % unit and op in ("=", ":", "!="):
+        return FALSE if op != "!=" else TRUE
+    ns = up if op in (">=", "<") else down
+    if not lo <= ns < hi:
+        raise Uncompilable(f"timestamp {ns} ns is outside what the target's timestamps hold")
     t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=ns // 1000)
     frac = f"{ns % 1_000_000_000:09d}"[:9 if unit == 1 else 6]
     text = f"{t:%Y-%m-%d %H:%M:%S}.{frac}" + ("" if dialect == "duckdb" else "+00")
-    return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build(type_, dialect=dialect))
+    lit = exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build(type_, dialect=dialect))
+    return _REL[op](this=col, expression=lit)
 
 
-_NS_RANGE = (-9_223_372_036_854_775_807, 9_223_372_036_854_775_807)  # DuckDB's TIMESTAMP_NS
-DUCKDB = Target("duckdb", {("insertId",): ("insert_id", "text"), ("timestamp",): ("timestamp", "instant"),
-                           ("severity",): ("severity", "text"), ("logName",): ("log_name", "text"),
-                           ("resource", "type"): ("resource_type", "text"),
-                           ("resource", "labels"): ("resource_labels", "json"), ("labels",): ("labels", "json"),
-                           ("textPayload",): ("text_payload", "text"), ("jsonPayload",): ("json_payload", "json"),
-                           ("protoPayload",): ("proto_payload", "json")}, "raw",
+def _columns(resource: str, **extra: tuple[str, str]) -> dict[tuple[str, ...], tuple[str, str]]:
+    cols = {"insertId": ("insert_id", "text"), "timestamp": ("timestamp", "instant"), "severity": ("severity", "text"),
+            "logName": ("log_name", "text"), "resource.type": (f"resource{resource}type", "text"),
+            "resource.labels": (f"resource{resource}labels", "json"), "labels": ("labels", "json"),
+            "textPayload": ("text_payload", "text"), "jsonPayload": ("json_payload", "json"),
+            "protoPayload": ("proto_payload", "json"), **extra}
+    return {tuple(k.split(".")): v for k, v in cols.items()}
+
+
+DUCKDB = Target("duckdb", _columns("_"), "raw",
                 {"string": ("VARCHAR",), "int": ("BIGINT", "UBIGINT"), "float": ("DOUBLE",), "boolean": ("BOOLEAN",),
                  "null": ("NULL",), "object": ("OBJECT",), "array": ("ARRAY",)},
-                lambda ns: _ts_literal(ns, "duckdb", "TIMESTAMP_NS", 1, *_NS_RANGE))
-ALL_LOGS = Target("bigquery", {("insertId",): ("insert_id", "text"), ("timestamp",): ("timestamp", "instant"),
-                               ("receiveTimestamp",): ("receive_timestamp", "instant"),
-                               ("severity",): ("severity", "text"), ("logName",): ("log_name", "text"),
-                               ("resource", "type"): ("resource.type", "text"),
-                               ("resource", "labels"): ("resource.labels", "json"), ("labels",): ("labels", "json"),
-                               ("textPayload",): ("text_payload", "text"), ("jsonPayload",): ("json_payload", "json"),
-                               ("protoPayload",): ("proto_payload", "json")}, None,
+                lambda c, op, ns: _ts_compare(c, op, ns, "duckdb", "TIMESTAMP_NS", 1, -2**63 + 1, 2**63 - 1))
+ALL_LOGS = Target("bigquery", _columns(".", receiveTimestamp=("receive_timestamp", "instant")), None,
                   {"string": ("string",), "int": (), "float": ("number",), "boolean": ("boolean",), "null": ("null",),
-                   "object": ("object",), "array": ("array",)},
-                  lambda ns: _ts_literal(ns, "bigquery", "TIMESTAMP", 1000, -62135596800 * 10**9, 253402300800 * 10**9))
+                   "object": ("object",), "array": ("array",)},  # JSON_TYPE: one "number" for ints and floats
+                  lambda c, op, ns: _ts_compare(c, op, ns, "bigquery", "TIMESTAMP", 1000, -62135596800 * 10**9,
+                                                253402300800 * 10**9))
 
 TRUE, FALSE, NULL = exp.true(), exp.false(), exp.null()
 _NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)  # skill.query's number grammar
@@ -86,8 +89,12 @@ def _s(text: str) -> exp.Literal:
     return exp.Literal.string(text)
 
 
+def _n(value: int) -> exp.Literal:
+    return exp.Literal.number(value)
+
+
 def _rx(value: exp.Expression, pattern: str) -> exp.Expression:
-    return exp.RegexpLike(this=value, expression=_s(pattern))
+    return exp.RegexpLike(this=value, expression=_s(pattern))  # RE2 in both: DuckDB's regexp_matches, REGEXP_CONTAINS
 
 
 def _case(*whens: tuple[exp.Expression, exp.Expression], default: exp.Expression) -> exp.Expression:
@@ -125,11 +132,6 @@ def _number_literal(text: str) -> exp.Expression | None:
     return exp.Cast(this=_s(repr(float(value))), to=exp.DataType.build("DOUBLE"))
 
 
-def _severity(v: str) -> int | None:
-    n = SEVERITY.get(v)
-    return n if n is not None else SEVERITY.get(v.upper(), int(v) if v.isdigit() and v.isascii() else None)
-
-
 @dataclass
 class _Leaf:
     """One comparison's answer for each kind of JSON value at the path (text/number: the value's text as SQL)."""
@@ -154,25 +156,22 @@ def _leaf(c: Compare, target: Target) -> _Leaf | None:
         return _Leaf(lambda s: _rx(s, text) if op == "=~" else exp.Not(this=_rx(s, text)))
     rel = _REL[op]
     if c.path == ("severity",):
-        if (lit := _severity(text)) is None:
+        lit = SEVERITY.get(text, SEVERITY.get(text.upper(), int(text) if text.isdigit() and text.isascii() else None))
+        if lit is None:
             return None
-
         def of_string(s: exp.Expression) -> exp.Expression:
             level = _case((exp.Not(this=_rx(s, r"^[\x00-\x7f]*$")), NULL),
-                          *[(exp.EQ(this=exp.Upper(this=s), expression=_s(k)), exp.Literal.number(n))
-                            for k, n in SEVERITY.items()],
+                          *[(exp.EQ(this=exp.Upper(this=s), expression=_s(k)), _n(n)) for k, n in SEVERITY.items()],
                           (_rx(s, r"^\d{1,18}$"), exp.Cast(this=s, to=exp.DataType.build("BIGINT"))),
-                          (_rx(s, r"^\d+$"), NULL), default=exp.Literal.number(-1))
-            return exp.And(this=exp.GTE(this=level, expression=exp.Literal.number(0)),
-                           expression=rel(this=level, expression=exp.Literal.number(lit)))
-
+                          (_rx(s, r"^\d+$"), NULL), default=_n(-1))
+            return exp.And(this=exp.GTE(this=level, expression=_n(0)), expression=rel(this=level, expression=_n(lit)))
         def of_number(t: exp.Expression, is_int: exp.Expression) -> exp.Expression:
             if not target.types["int"]:
                 raise Uncompilable("the target's JSON does not tell integers from floats")
             return _case((exp.Not(this=is_int), FALSE), (_rx(t, r"^-?\d{1,18}$"),
-                         rel(this=exp.Cast(this=t, to=exp.DataType.build("BIGINT")), expression=exp.Literal.number(lit))),
+                         rel(this=exp.Cast(this=t, to=exp.DataType.build("BIGINT")), expression=_n(lit))),
                          default=NULL)
-        return _Leaf(of_string, of_number, missing=rel(this=exp.Literal.number(0), expression=exp.Literal.number(lit)))
+        return _Leaf(of_string, of_number, missing=rel(this=_n(0), expression=_n(lit)))
     if c.path in _TIME_FIELDS:
         try:
             ns = parse_timestamp_ns(text)
@@ -181,30 +180,23 @@ def _leaf(c: Compare, target: Target) -> _Leaf | None:
         except (ValueError, OverflowError):
             return None
         key = _s(f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac:09d}")
-
         def of_string(s: exp.Expression) -> exp.Expression:
-            fraction = exp.Substring(this=s, start=exp.Literal.number(21),
-                                     length=exp.Sub(this=exp.Length(this=s), expression=exp.Literal.number(21)))
-            padded = exp.DPipe(this=fraction, expression=exp.Substring(
-                this=_s("000000000"), start=exp.Literal.number(1),
-                length=exp.Sub(this=exp.Literal.number(9), expression=exp.Length(this=fraction))))
-            text_key = exp.DPipe(this=exp.Substring(this=s, start=exp.Literal.number(1), length=exp.Literal.number(19)),
-                                 expression=padded)
-            return _case((_rx(s, UTC_RE), rel(this=exp.Paren(this=text_key), expression=key)), (_rx(s, TS_RE), NULL), default=FALSE)
-        return _Leaf(of_string, instant=lambda col: rel(this=col, expression=target.instant(ns)))
-    if c.bare and text == "NULL_VALUE":
-        if op in ("=", ":"):
-            return _Leaf(lambda s: FALSE, null=TRUE)
-        if op == "!=":
-            return _Leaf(lambda s: TRUE, lambda t, i: TRUE, lambda b: TRUE, FALSE, TRUE)
-        return None
+            digits = exp.RegexpReplace(this=exp.Substring(this=s, start=_n(20)), expression=_s("[.Z]"),
+                                       replacement=_s(""))  # the fraction's digits, '' when there is none
+            text_key = exp.DPipe(this=exp.Substring(this=s, start=_n(1), length=_n(19)),
+                                 expression=exp.Pad(this=digits, expression=_n(9), fill_pattern=_s("0"), is_left=False))
+            return _case((_rx(s, UTC_RE), rel(this=exp.Paren(this=text_key), expression=key)), (_rx(s, TS_RE), NULL),
+                         default=FALSE)
+        return _Leaf(of_string, instant=lambda col: target.instant(col, op, ns))
+    if c.bare and text == "NULL_VALUE":  # = and : test for JSON null, != for anything else
+        return {"=": _Leaf(lambda s: FALSE, null=TRUE), ":": _Leaf(lambda s: FALSE, null=TRUE),
+                "!=": _Leaf(lambda s: TRUE, lambda t, i: TRUE, lambda b: TRUE, FALSE, TRUE)}.get(op)
     norm, num = _norm(text), _number_literal(text)
     boolean = {"true": 1, "false": 0}.get(text.lower())
 
     def of_string(s: exp.Expression) -> exp.Expression:
         if op == ":":
-            return TRUE if not norm else exp.GT(this=exp.StrPosition(this=_fold(s), substr=_s(norm)),
-                                               expression=exp.Literal.number(0))
+            return TRUE if not norm else exp.GT(this=exp.StrPosition(this=_fold(s), substr=_s(norm)), expression=_n(0))
         test = rel(this=_fold(s), expression=_s(norm))
         if op == "=":
             test = exp.Or(this=exp.EQ(this=s, expression=_s(text)), expression=test)
@@ -215,8 +207,8 @@ def _leaf(c: Compare, target: Target) -> _Leaf | None:
         return test
     return _Leaf(of_string,
                  (lambda t, i: rel(this=_double(t), expression=num)) if num is not None else (lambda t, i: FALSE),
-                 (lambda b: rel(this=_case((exp.EQ(this=b, expression=_s("true")), exp.Literal.number(1)),
-                                           default=exp.Literal.number(0)), expression=exp.Literal.number(boolean)))
+                 (lambda b: rel(this=_case((exp.EQ(this=b, expression=_s("true")), _n(1)), default=_n(0)),
+                                expression=_n(boolean)))
                  if boolean is not None else (lambda b: FALSE),
                  object=NULL if op == ":" else FALSE)
 
@@ -277,29 +269,24 @@ def _locate(path: tuple[str, ...], target: Target, leaf: _Leaf) -> exp.Expressio
 
 def _log_id(arg: str, target: Target) -> exp.Expression:
     want = unquote(arg).lower()
-
     def of_string(s: exp.Expression) -> exp.Expression:
         prefix = r"^[^/]*/[^/]*/logs/"
         tail = exp.RegexpReplace(this=s, expression=_s(prefix), replacement=_s(""))
         for enc in ("%2F", "%2f"):
             tail = exp.Anonymous(this="REPLACE", expressions=[tail, _s(enc), _s("/")])
         return _case((exp.Not(this=_rx(s, prefix)), FALSE), (exp.Not(this=_rx(s, r"^[\x00-\x7f]*$")), NULL),
-                     (exp.GT(this=exp.StrPosition(this=tail, substr=_s("%")), expression=exp.Literal.number(0)), NULL),
+                     (exp.GT(this=exp.StrPosition(this=tail, substr=_s("%")), expression=_n(0)), NULL),
                      default=exp.EQ(this=exp.Lower(this=tail), expression=_s(want)))
     return _locate(("logName",), target, _Leaf(of_string))
 
 
 def _compile(node: Node, target: Target) -> exp.Expression:
     match node:
-        case And(()):
-            return TRUE
-        case Or(()):
-            return FALSE
+        case And(()) | Or(()):
+            return TRUE if isinstance(node, And) else FALSE
         case And(items) | Or(items):
-            out = _paren(_compile(items[0], target))
-            for item in items[1:]:
-                out = (exp.And if isinstance(node, And) else exp.Or)(this=out, expression=_paren(_compile(item, target)))
-            return out
+            op = exp.And if isinstance(node, And) else exp.Or
+            return functools.reduce(lambda x, y: op(this=x, expression=y), [_paren(_compile(i, target)) for i in items])
         case Not(item):
             return exp.Not(this=_paren(_compile(item, target)))
         case Compare():
@@ -312,7 +299,6 @@ def _compile(node: Node, target: Target) -> exp.Expression:
 
 def compile_sql(filter_: str | Node, target: Target = DUCKDB) -> exp.Expression:
     """The filter as a SQL boolean over target's columns: TRUE match, FALSE no match, NULL ask skill.query.
-
     Raises Uncompilable when some part has no exact form, FilterSyntaxError when the filter is malformed."""
     return _compile(parse(filter_) if isinstance(filter_, str) else filter_, target)
 
