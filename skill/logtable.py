@@ -75,8 +75,8 @@ def select(con: duckdb.DuckDBPyConnection, filter_: str, table: str = "entries")
     """The insert ids the compiled filter matches, and the entries it could not decide, which skill.query then
     tests (their insert ids are added to the first list when they match). Raises skill.sql.Uncompilable."""
     pred = compile_sql(filter_, DUCKDB).sql(dialect="duckdb")
-    rows = con.execute(f'SELECT insert_id, CASE WHEN ({pred}) IS NULL THEN raw END FROM "{table}" '
-                       f"WHERE ({pred}) IS NOT FALSE").fetchall()
+    rows = con.execute(f'SELECT insert_id, CASE WHEN p IS NULL THEN raw END FROM (SELECT insert_id, raw, ({pred}) AS p '
+                       f'FROM "{table}") WHERE p IS NOT FALSE').fetchall()
     unsure = [json.loads(raw) for _, raw in rows if raw is not None]
     reference = compile_filter(filter_)
     return [i for i, raw in rows if raw is None] + [e.get("insertId") for e in unsure if reference(e)], unsure
