@@ -100,17 +100,31 @@ def _milestone_missing(model: Workload, cls: FailureClass, rule: Absence) -> Hyp
     must report its own slices ready; an earlier attempt's "2/2 ... Now Ready" says nothing about the later one.
     """
     start = model.last_milestone(rule.after)
-    if start is None or model.now - start.ts < rule.wait_s * NS:
+    if start is None:
         return None
     since = [s for s in model.milestones.get(rule.expect, []) if s.ts >= start.ts]
     if any(s.groups.get("ready") == s.groups.get("total") for s in since):
         return None
+    if model.now - start.ts < rule.wait_s * NS:
+        return _still_waiting(model, cls, rule, start, since)
     h = Hypo(cls.id, rule.score, [start], start.ts, "no 'n/n Pathways Slices Now Ready' line from the resource manager")
     for name in rule.refine:
         REFINE[name](model, h)
     if since:
         h.signals.append(max(since, key=lambda s: s.ts))
     return h
+
+
+def _still_waiting(model: Workload, cls: FailureClass, rule: Absence, start: Signal, since: list[Signal]) -> Hypo | None:
+    """Before the wait is over: components repeatedly saying they still wait (or partial n/m ready lines) are a stall
+    in their own right, at a lower score than the full wait."""
+    waits = sorted([s for s in model.milestones.get(rule.waiting, []) if s.ts >= start.ts] + since, key=lambda s: s.ts)
+    if not rule.waiting or len(waits) < rule.waiting_lines or waits[-1].ts - waits[0].ts < 60 * NS:
+        return None
+    minutes = (model.now - start.ts) // (60 * NS)
+    return Hypo(cls.id, rule.waiting_score, [start, waits[0], waits[-1]], start.ts,
+                f"{len(waits)} lines over {minutes} min say start-up is still waiting "
+                f"('{waits[-1].record.text[-120:].strip()}'), and the data ends before the {rule.wait_s // 60} min wait")
 
 
 def _rm_address(model: Workload, h: Hypo) -> None:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_ID = "pathways-workload.diagnosis/v1"
+SCHEMA_ID = "pathways-workload.diagnosis/v2"
 
 Status = Literal["failed", "crashing", "stalled", "degraded", "healthy"]
 EvidenceSource = Literal["container", "node", "event", "serial", "object"]
@@ -63,6 +63,20 @@ class Fix(_Strict):
     risk: Risk
 
 
+class Sufficiency(_Strict):
+    sufficient: bool = Field(description="the data holds what this verdict needs: the failure's own evidence, or "
+                                         "progress seen for a healthy run")
+    reasons: list[str] = Field(default=[], description="what is missing for a firm verdict, when not sufficient")
+
+
+class NextCheck(_Strict):
+    question: str = Field(description="what to find out next, and what each answer would mean")
+    tells_apart: list[str] = Field(default=[], description="the candidate classes it decides between")
+    filter: str | None = Field(default=None, description="a Cloud Logging filter: query_logs --filter, or gcloud "
+                                                         "logging read")
+    command: str | None = Field(default=None, description="a read-only kubectl / gcloud command")
+
+
 class Budget(_Strict):
     logging_requests: int = 0
     entries_read: int = 0
@@ -83,6 +97,9 @@ class Diagnosis(_Strict):
     timeline: list[TimelineItem]
     fix: list[Fix]
     data_gaps: list[str] = []
+    sufficiency: Sufficiency = Sufficiency(sufficient=True)
+    next_checks: list[NextCheck] = Field(default=[], description="below confidence 0.9 or for unknown_failure: "
+                                                                 "read-only checks that tell the leading candidates apart")
     budget: Budget = Budget()
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -13,6 +13,8 @@ from .catalog.types import PATHWAYS_CONTAINERS, Text
 from .classify import Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
+from .next_checks import next_checks
+from .sufficiency import sufficiency
 from .model import Workload
 from .query import quote
 from .records import HEAD_JOB, Record, format_ns, is_head_pod, rm_address
@@ -370,7 +372,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         summary=f"{cls.title} ({v.status}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
         hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,
-        data_gaps=data_gaps(a),
+        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v),
+        next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)),
         budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,
                       entries_read=stats.entries_read, entries_skipped=stats.entries_skipped, seconds=round(a.seconds, 3)),
     )

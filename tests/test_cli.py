@@ -19,7 +19,7 @@ CASE = str(FIXTURES / "case-004")
 def test_diagnose_json(capsys):
     assert main(["diagnose", "--replay", CASE, "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["failure_class"] == "host_oom" and doc["schema"] == "pathways-workload.diagnosis/v1"
+    assert doc["failure_class"] == "host_oom" and doc["schema"] == "pathways-workload.diagnosis/v2"
 
 
 def test_diagnose_markdown(capsys):

@@ -41,7 +41,7 @@ def test_fixture_diagnosis(case, diagnoses):
 def test_json_output_validates_against_the_shipped_schema(case, diagnoses):
     doc = diagnoses[case.name].to_json_dict()
     jsonschema.validate(doc, SCHEMA)
-    assert doc["schema"] == "pathways-workload.diagnosis/v1"
+    assert doc["schema"] == "pathways-workload.diagnosis/v2"
 
 
 def test_shipped_schema_is_current():

@@ -17,7 +17,7 @@ class DiagnoseInput(WorkloadInput):
 def diagnose(p: DiagnoseInput) -> dict:
     """Diagnose why a Pathways (JAX on TPU) JobSet on GKE failed, crashed or stalled. Run this first.
 
-    Returns the pathways-workload.diagnosis/v1 document: failure_class (taxonomy id), status, confidence,
+    Returns the pathways-workload.diagnosis/v2 document: failure_class (taxonomy id), status, confidence,
     root_cause with the pods/nodes it lives on, evidence cited by id (LogEntry insertId or object uid), a timeline,
     fixes with commands and risk labels, data_gaps (what could not be checked) and budget. Read-only.
     Give `replay` (an export folder), or project+location+cluster+jobset for a live workload.

@@ -25,7 +25,7 @@ SLICES_NOT_READY = FailureClass(
     ),
     names_jobset=True, status_when_root="stalled",
     absence=Absence("milestone_missing", 0.75, 600, after="rm_serving", expect="slices_ready",
-                    refine=("rm_address", "slice_count")),
+                    refine=("rm_address", "slice_count"), waiting="waiting"),
 )
 
 WORKLOAD_STALLED = FailureClass(

@@ -75,6 +75,11 @@ MILESTONES = (
     # prints no step lines (used only to tell a fault that resolved from one that stopped the run).
     Milestone("worker_launches", "worker reported completed program launches",
               Pattern(r"Completed \d+ program launches since last report", 1.0, containers=("pathways-worker",))),
+    # A component that says it is still waiting (for slices, workers, peers, a barrier): repeated, evidence of a stall
+    # in its own right, before the absence of a milestone can be judged (Absence.waiting).
+    Milestone("waiting", "a component waits for slices, workers, peers or a barrier",
+              Pattern(r"(?i)\b(?:still )?waiting (?:for|on)\b.{0,120}?\b(?:slices?|workers?|devices?|backend|barrier|"
+                      r"peers?|tasks?|TPUs?|hosts?|resource manager|servers?)\b", 1.0)),
     Milestone("progress", "training progress",
               Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True)),
 )

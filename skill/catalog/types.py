@@ -105,8 +105,9 @@ class FactRule:
 class Absence:
     """A class decided from what is missing, by one of the classifier's generic checks (classify.ABSENCE_CHECKS):
 
-    - "milestone_missing": after the latest `after` milestone, no complete `expect` milestone (n/n) within `wait_s`;
-      `refine` names extra checks that locate the cause ("rm_address", "slice_count").
+    - "milestone_missing": after the latest `after` milestone, no complete `expect` milestone (n/n) within `wait_s`
+      (or, sooner, repeated `waiting` lines); `refine` names extra checks that locate the cause ("rm_address",
+      "slice_count").
     - "progress_stopped": the last progress line is at least `wait_s` and `intervals` step intervals before "now".
     """
 
@@ -117,6 +118,11 @@ class Absence:
     expect: str = ""
     intervals: int = 0
     refine: tuple[str, ...] = ()
+    # milestone_missing: this many `waiting` lines over at least a minute since `after` decide it before the wait is
+    # over (a component saying it still waits is a stall in its own right; the data may end before the wait does)
+    waiting: str = ""
+    waiting_lines: int = 3
+    waiting_score: float = 0.6
 
 
 @dataclass(frozen=True)
