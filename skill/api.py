@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .diagnosis import Diagnosis
@@ -9,7 +10,7 @@ from .engine import Analysis, analyse, resolve_jobset
 from .errors import InputError
 from .explain import build
 from .queries import Scope
-from .records import parse_ts
+from .records import format_ns, parse_ts
 from .sources.replay import ReplaySource
 
 
@@ -46,17 +47,30 @@ def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | N
             break
     namespace = explicit or namespace
     now = _at_ns(at)
-    end = now or source.stats.last_ts or _latest_object_ts(objects)
+    last = source.stats.last_ts or _latest_object_ts(objects)
+    _check_at(now, source.stats.first_ts, last)
+    end = now or last
     start = source.stats.first_ts or end
-    scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace,
-                  cluster=_common(inventory.clusters), project=_common(inventory.projects))
+    cluster, project, location = inventory.place(name)
+    scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace, cluster=cluster, project=project)
     analysis = analyse(source, scope, objects, now_ns=end, digest=digest)
-    analysis.model.location = analysis.model.location or _common(inventory.locations)
+    analysis.model.location = analysis.model.location or location
+    if now and last and now > last + AT_MARGIN_NS:
+        analysis.stats = replace(analysis.stats, gaps=analysis.stats.gaps + (f"--at {format_ns(now)} is {(now - last) // NS // 60} min after the last entry "
+                                f"({format_ns(last)}): nothing after the export is known, so a stall judged as of "
+                                "--at assumes nothing happened in between",))
     return analysis
 
 
-def _common(counter) -> str | None:
-    return counter.most_common(1)[0][0] if counter else None
+NS = 1_000_000_000
+AT_MARGIN_NS = 60 * NS
+
+
+def _check_at(now: int | None, first: int, last: int) -> None:
+    """--at before the data starts leaves nothing to judge: an error, not a verdict on an empty window."""
+    if now and first and now < first:
+        raise InputError(f"--at {format_ns(now)} is before the data starts ({format_ns(first)}): nothing was logged "
+                         f"by then; pick a time between {format_ns(first)} and {format_ns(last)}")
 
 
 def _latest_object_ts(objects: list[dict]) -> int:

@@ -53,3 +53,26 @@ def test_an_unknown_failure_says_what_to_read_next():
     d = diagnose_replay(ROOT / "fixtures" / "case-013")
     assert d.failure_class == "unknown_failure" and not d.sufficiency.sufficient
     assert any(c.command and "kubectl logs" in c.command for c in d.next_checks)
+
+
+def test_at_before_the_data_is_an_error_and_after_it_a_gap():
+    import pytest
+
+    from skill.errors import InputError
+    with pytest.raises(InputError, match="before the data starts"):
+        diagnose_replay(CASE, at="2020-01-01T00:00:00Z")
+    d = diagnose_replay(CASE, at="2030-01-01T00:00:00Z")
+    assert any("after the last entry" in g for g in d.data_gaps)
+
+
+def test_two_jobsets_of_two_clusters_are_each_diagnosed_where_they_ran(tmp_path):
+    from skill.api import analyse_replay
+    a, b = ROOT / "fixtures" / "case-001", ROOT / "fixtures" / "case-004"
+    logs = []
+    for case in (a, b):
+        logs += json.loads((case / "logs.json").read_text())
+    (tmp_path / "logs.json").write_text(json.dumps(logs))
+    for case in (a, b):
+        alone = analyse_replay(case).model
+        mixed = analyse_replay(tmp_path, jobset=alone.jobset).model
+        assert (mixed.cluster, mixed.project, mixed.location) == (alone.cluster, alone.project, alone.location)

@@ -7,7 +7,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
@@ -42,6 +42,15 @@ class Inventory:
     projects: Counter
     locations: Counter
     namespaces: Counter
+    # per JobSet: (cluster, project, location) of its own entries, so each is diagnosed where it ran
+    places: dict[str, Counter] = field(default_factory=dict)
+
+    def place(self, jobset: str) -> tuple[str | None, str | None, str | None]:
+        """The JobSet's own (cluster, project, location), each falling back to the folder's most common one."""
+        own = self.places.get(jobset)
+        best = own.most_common(1)[0][0] if own else (None, None, None)
+        common = [c.most_common(1)[0][0] if c else None for c in (self.clusters, self.projects, self.locations)]
+        return tuple(b or c for b, c in zip(best, common))  # type: ignore[return-value]
 
 
 class ReplaySource:
@@ -406,6 +415,8 @@ def _tally(inv: Inventory, entry: dict, n: int) -> None:
         inv.jobsets[js] += n
         ns = rl.get("namespace_name")
         inv.namespaces[ns if isinstance(ns, str) else None] += n
+        where = tuple(v if isinstance(v := rl.get(k), str) else None for k in ("cluster_name", "project_id", "location"))
+        inv.places.setdefault(js, Counter())[where] += n
     for key, counter in (("cluster_name", inv.clusters), ("project_id", inv.projects), ("location", inv.locations)):
         if isinstance(rl.get(key), str):
             counter[rl[key]] += n
