@@ -10,17 +10,8 @@ from .engine import Analysis, analyse, resolve_jobset
 from .errors import InputError
 from .explain import build
 from .queries import Scope
-from .records import format_ns, parse_ts
+from .records import format_ns, parse_ts, time_arg
 from .sources.replay import ReplaySource
-
-
-def _at_ns(at: str | None) -> int | None:
-    if at is None:
-        return None
-    ns = parse_ts(at)
-    if not ns:
-        raise InputError(f"--at {at!r}: not an RFC 3339 time (e.g. 2026-11-20T10:30:00Z)")
-    return ns
 
 
 def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None) -> Diagnosis:
@@ -46,7 +37,7 @@ def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | N
             namespace = o["metadata"].get("namespace") or namespace
             break
     namespace = explicit or namespace
-    now = _at_ns(at)
+    now = time_arg("--at", at)
     last = source.stats.last_ts or _latest_object_ts(objects)
     _check_at(now, source.stats.first_ts, last)
     end = now or last

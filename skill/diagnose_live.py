@@ -19,7 +19,7 @@ from .engine import analyse
 from .errors import InputError, SourceError
 from .explain import build
 from .queries import Scope
-from .records import format_ns, parse_ts
+from .records import format_ns, parse_ts, time_arg
 from .sources.cloud_logging import CloudLoggingSource, Deadline, Limits, LiveSource
 
 ENV_LOGGING = "PATHWAYS_WORKLOAD_LOGGING_ENDPOINT"
@@ -47,15 +47,6 @@ def _kube_name(flag: str, value: str, pattern: re.Pattern[str], limit: int) -> N
                          f"at most {limit} characters)")
 
 
-def _time(flag: str, text: str | None) -> int | None:
-    if text is None:
-        return None
-    ns = parse_ts(text)
-    if not ns:
-        raise InputError(f"{flag} {text!r}: not an RFC 3339 time (e.g. 2026-11-20T10:30:00Z)")
-    return ns
-
-
 def diagnose_live(project: str, location: str | None, cluster: str, jobset: str, namespace: str | None = "default",
                   start: str | None = None, end: str | None = None, since: str | None = "2h", no_kube: bool = False,
                   logging_endpoint: str | None = None, kube_server: str | None = None, save_dir: str | Path | None = None,
@@ -71,8 +62,8 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
     namespace = namespace or "default"
     _kube_name("--jobset", jobset, _SUBDOMAIN, 253)
     _kube_name("--namespace", namespace, _LABEL, 63)
-    end_ns = _time("--end", end) or time.time_ns()
-    start_ns = _time("--start", start) or end_ns - parse_since(since or "2h")
+    end_ns = time_arg("--end", end) or time.time_ns()
+    start_ns = time_arg("--start", start) or end_ns - parse_since(since or "2h")
     if start_ns >= end_ns:
         raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
     limits = limits or Limits(deadline_s=deadline_s)

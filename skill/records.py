@@ -8,6 +8,8 @@ from urllib.parse import unquote
 
 import orjson
 
+from .errors import InputError
+
 POD_LABEL = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
 NODE_LABEL = "compute.googleapis.com/resource_name"
 CONTROLLER_NAME_LABEL = "logging.gke.io/top_level_controller_name"
@@ -289,3 +291,13 @@ def is_head_pod(pod: str | None) -> bool:
 def rm_address(jobset: str) -> str:
     """Where a JobSet's workers must find its resource manager: the head pod's stable DNS name, port 29001."""
     return f"{jobset}-{HEAD_JOB}-0-0.{jobset}:29001"
+
+
+def time_arg(flag: str, text: str | None) -> int | None:
+    """A time given on the command line or to a tool (`--at`, `--start` ...) as ns; None when not given."""
+    if text is None:
+        return None
+    ns = parse_ts(text)
+    if not ns:
+        raise InputError(f"{flag} {text!r}: not an RFC 3339 time (e.g. 2026-11-20T10:30:00Z)")
+    return ns

@@ -43,8 +43,19 @@ class Pattern:
         return not self.logs or any(log.startswith(p) for p in self.logs)
 
 
+class _Variant:
+    """What a fix or an explanation variant answers: shown when the root cause's lines matched a pattern whose id is in
+    `when` (or always, when `when` is empty), and not when one is in `unless`."""
+
+    when: tuple[str, ...]
+    unless: tuple[str, ...]
+
+    def applies(self, matched: frozenset[str]) -> bool:
+        return (not self.when or bool(matched & set(self.when))) and not (matched & set(self.unless))
+
+
 @dataclass(frozen=True)
-class Fix:
+class Fix(_Variant):
     """A proposed fix: jinja2 templates filled from the workload context, and a risk label.
 
     A variant for one kind of evidence names the signatures it answers: shown when the root cause's lines matched a
@@ -56,20 +67,14 @@ class Fix:
     when: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
 
-    def applies(self, matched: frozenset[str]) -> bool:
-        return (not self.when or bool(matched & set(self.when))) and not (matched & set(self.unless))
-
 
 @dataclass(frozen=True)
-class Text:
+class Text(_Variant):
     """An explanation variant (a jinja2 template), chosen like a Fix variant; the first that applies is used."""
 
     text: str
     when: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
-
-    def applies(self, matched: frozenset[str]) -> bool:
-        return (not self.when or bool(matched & set(self.when))) and not (matched & set(self.unless))
 
 
 @dataclass(frozen=True)
