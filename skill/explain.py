@@ -118,6 +118,8 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
             image = c.image if c else None
         return image
     if kind == "Bucket":
+        if s.groups.get("url", "").startswith("gs://"):  # the object a fact names, whatever the line's wording
+            return "gs://" + s.groups["url"][5:].split("/")[0]
         m = _BUCKET.search(r.text) or _BUCKET_NAMED.search(r.text) or _BUCKET_URL.search(r.text)
         if not m and (c := BY_ID.get(s.target)) is not None and c.bucket_from_scratch:
             # The scratch error text often omits the bucket; the server's own --gcs_scratch_location names it.

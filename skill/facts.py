@@ -14,24 +14,29 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from .catalog import CLASSES
-from .catalog.facts import COMPONENTS, HTTP_NAMES, PATH_ROLES, SEGMENT_ROLES, STATUS_CODES
+from .catalog.facts import COMPONENTS, HTTP_NAMES, PATH_ROLES, SEGMENT_ROLES, SOURCE_COMPONENTS, STATUS_CODES
 from .catalog.types import FactRule, Pattern
 from .records import Record
 from .signals import Signal, addressed_to_a_reader
 
-GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [\w.\-]+:\d+\] ")
+GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ ([\w.\-]+):\d+\] ")
+CPP_SOURCE = re.compile(r"\b([\w./-]+\.(?:cc|cpp|h)):\d+")
 HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
 EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Exhausted|Timeout|Failure)"
                        r"|(?:[a-z_]\w*\.)+_?[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 CODE = re.compile(r"\b(" + "|".join(STATUS_CODES) + r")\b")
 HTTP = re.compile(r"(?:\bHTTP(?:/[\d.]+)?\s*|\bstatus(?:[ _]code)?\s*[=:]?\s*|\bcode\s*[=:]\s*|^|:\s|\b(?:GET|PUT|POST|PATCH|DELETE)\b.{0,20}?)"
-                  r"\b([45]\d\d)\b|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b")
+                  r"\b([45]\d\d)\b|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b"
+                  r"|[,(]\s*([45]\d\d)\)?\s*$")  # "..., 429" / "(429)" closing a client library's message
 GS = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})(/[^\s'\"`,;)\]}>]*)?")
 JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})/o"
                       r"(?:/([^?\s'\"]+)|\?[^\s'\"]*?\bname=([^&\s'\"]+))?")
+# Cloud Storage's own error wording names the object without a scheme: "The object <bucket>/<name> exceeded ...".
+NAMED_OBJECT = re.compile(r"\b[Oo]bject [\"']?([a-z0-9][a-z0-9._-]{2,62})/([^\s\"',]+)")
 XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/)([a-z0-9][a-z0-9._-]{1,220})/([^?\s'\"]+)")
 _COMPONENTS = [(name, re.compile(rx)) for name, rx in COMPONENTS]
+_SOURCES = [(name, re.compile(rx)) for name, rx in SOURCE_COMPONENTS]
 _SKIPPED = {"stdlib", "transport"}
 RETRY = re.compile(r"(?i)\bretry(?:ing)?\b|\bwill retry\b|\bbacking off\b|\bbackoff\b|\battempt \d+ of \d+")
 FRAME_GAP_NS = 5_000_000_000  # frames further apart than this from the next line belong to another traceback
@@ -46,6 +51,7 @@ class Fact:
     message: str = ""
     raised_in: str = ""  # the component of the innermost frame outside the standard library and transports
     through: frozenset[str] = frozenset()
+    sources: frozenset[str] = frozenset()  # components of the C++ sources the line names (glog header, "(x.cc:12)")
     codes: frozenset[str] = frozenset()
     http: frozenset[int] = frozenset()
     url: str = ""  # gs://bucket/object, when the line names a Cloud Storage object
@@ -133,32 +139,35 @@ class FactReader:
                 if frames and ts - last_ts > FRAME_GAP_NS:
                     frames = []
                 for line in rec.text.splitlines() or [rec.text]:
-                    line = GLOG.sub("", line, count=1)
+                    glog = GLOG.match(line)
+                    line = line[glog.end():] if glog else line
                     if HEADER.match(line):
                         frames = []
                     elif (m := FRAME.match(line)) is not None:
                         frames.append(m.group("path"))
                     elif line[:1].isspace():
                         continue  # a source line under a frame
-                    elif (fact := _read(rec, line, frames, roles)) is not None:
+                    elif (fact := _read(rec, line, frames, roles, glog.group(1) if glog else "")) is not None:
                         out.append(fact)
                         frames = []
                 last_ts = ts
         return out
 
 
-def _read(rec: Record, line: str, frames: list[str], roles: Roles) -> Fact | None:
+def _read(rec: Record, line: str, frames: list[str], roles: Roles, glog_file: str = "") -> Fact | None:
     """The fact on one error line (with the frames that led to it), or None when it carries nothing structural."""
     m = EXCEPTION.match(line)
     exception, message = (m.group("type"), m.group("msg") or "") if m else ("", line)
     codes = frozenset(CODE.findall(line))
-    http = frozenset(int(a) if a else HTTP_NAMES[b] for a, b in HTTP.findall(line) if a or b)
+    http = frozenset(int(a or c) if (a or c) else HTTP_NAMES[b] for a, b, c in HTTP.findall(line) if a or b or c)
     url = _url(line)
     if not (exception or codes or http) or (not exception and RETRY.search(line)):
         return None  # a request being retried is not yet a failure; the error that ends the retries is
     comps = [component(p) for p in frames]
     raised = next((c for c in reversed(comps) if c not in _SKIPPED), "")
-    return Fact(rec, exception, message, raised, frozenset(comps), codes, http, url, roles.of(url) if url else "")
+    files = [glog_file, *CPP_SOURCE.findall(line)]
+    sources = frozenset(n for f in files if f for n, rx in _SOURCES[:] if rx.search(f))
+    return Fact(rec, exception, message, raised, frozenset(comps), sources, codes, http, url, roles.of(url) if url else "")
 
 
 def _url(line: str) -> str:
@@ -174,6 +183,8 @@ def _any_url(line: str) -> str:
         return f"gs://{m.group(1)}/{obj}" if obj else f"gs://{m.group(1)}"
     if (m := XML_API.search(line)) is not None:
         return f"gs://{m.group(1)}/{unquote(m.group(2))}"
+    if (m := NAMED_OBJECT.search(line)) is not None:
+        return f"gs://{m.group(1)}/{m.group(2)}"
     return ""
 
 
@@ -182,6 +193,8 @@ def matches(rule: FactRule, f: Fact) -> bool:
     if rule.raised_in and f.raised_in not in rule.raised_in:
         return False
     if rule.through and not (f.through & set(rule.through)):
+        return False
+    if rule.source and not (f.sources & set(rule.source)):
         return False
     if rule.exception and not (f.exception and re.search(rule.exception, f.exception)):
         return False
@@ -206,12 +219,11 @@ def _pattern(rule: FactRule) -> Pattern:
 
 
 def fact_signals(facts: list[Fact]) -> list[Signal]:
-    """The catalog's fact rules on the facts: one cause signal per (fact, class), the strongest rule's."""
+    """The catalog's fact rules on the facts: a cause signal per rule that holds (independent facts about one line,
+    such as the raising component and the HTTP status on the object's role, add up like signatures do)."""
     out = []
     for f in facts:
-        for cls in CLASSES:
-            best = max((r for r in cls.facts if matches(r, f)), key=lambda r: r.weight, default=None)
-            if best is not None:
-                groups = {k: v for k, v in (("component", f.raised_in), ("url", f.url), ("role", f.role)) if v}
-                out.append(Signal("cause", cls.id, _pattern(best), f.record, groups))
+        groups = {k: v for k, v in (("component", f.raised_in), ("url", f.url), ("role", f.role)) if v}
+        out += [Signal("cause", cls.id, _pattern(r), f.record, groups) for cls in CLASSES for r in cls.facts
+                if matches(r, f)]
     return out

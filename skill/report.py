@@ -8,7 +8,6 @@ restart attempts. It computes no new finding; the JSON contract is untouched.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -26,10 +25,8 @@ _REPLICA = re.compile(r"^(.+-(?:pathways-head|(?:pathways-)?worker)-\d+-\d+)-([a
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The project's template environment: StrictUndefined, so a missing value is an error, not a blank."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined,
-                             autoescape=False, keep_trailing_newline=True, trim_blocks=False)
-    env.filters["shell_quote"] = shlex.quote  # a filter pasted into a shell command line, quotes and all
-    return env
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined,
+                              autoescape=False, keep_trailing_newline=True, trim_blocks=False)
 
 
 @dataclass

@@ -33,6 +33,9 @@ def test_ids_are_unique_and_match_the_taxonomy():
 W, U, H = "pathways-worker", "jax-tpu", "js-pathways-head-0-0-abcde"
 
 LITERALS = [
+    ("[/dev/vfio/2 TPU2(0,1,0)] thermal trip: die temperature 112C >= critical threshold 105C; firmware halted the chip", "container", W, "tpu_hardware_failure"),
+    ("Program launch failed: FAILED_PRECONDITION: TPU2 is in state HALTED; cannot launch program", "container", W, "tpu_hardware_failure"),
+    ('Error writing "gs://b-cmek/x": HTTP 403 Forbidden: Permission denied on Cloud KMS key. Please ensure that your Cloud Storage service account has been authorized to use this key.', "container", U, "gcs_permission_denied"),
     ("RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm.", "container", U, "hbm_oom"),
     ("ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not possible.", "container", U, "hbm_oom"),
     ("container pathways-proxy terminated: reason=OOMKilled exitCode=137 restartCount=1", "object", None, "host_oom"),

@@ -124,3 +124,23 @@ def test_the_signatures_query_reads_structured_logs_too():
     assert not pred({**base, "jsonPayload": {"msg": "all is well"}})
     progress = next(q for q in workload_queries(Scope("js", 0, 10**19)) if q.name == "progress")
     assert compile_filter(progress.filter)({**base, "jsonPayload": {"msg": "step 120 loss 2.1"}})
+
+
+def test_gcs_s_own_wording_names_the_object_and_a_trailing_status():
+    roles = Roles([("gs://sweep-xla-cache/qlm", "compilation_cache")])
+    tb = ("Traceback (most recent call last):",
+          '  File "/usr/local/lib/python3.12/site-packages/jax/_src/lru_cache.py", line 165, in put',
+          '  File "/usr/local/lib/python3.12/site-packages/etils/epath/gpath.py", line 228, in write_bytes',
+          '  File "/usr/local/lib/python3.12/site-packages/gcsfs/retry.py", line 126, in validate_response',
+          "gcsfs.retry.HttpError: The rate of change requests to the object sweep-xla-cache/qlm/jit_step-1-cache "
+          "exceeds the rate limit. Please reduce the rate of create, update, and delete requests., 429")
+    [fact] = read(lines(*tb), roles)
+    assert (fact.raised_in, fact.http, fact.role) == ("compilation_cache", frozenset({429}), "compilation_cache")
+    assert {s.target for s in fact_signals([fact])} == {"compilation_cache_failure"}
+
+
+def test_a_cpp_source_on_the_line_names_the_compiler():
+    text = ("E1204 10:00:00.000000 7 tpu_compiler.cc:1207] Compilation of jit_step failed: INTERNAL: RET_CHECK failure "
+            "(xla/service/spmd/spmd_partitioner.cc:5184) hlo->has_sharding()")
+    [fact] = read(lines(text, container="pathways-worker"))
+    assert "xla_compiler" in fact.sources and {s.target for s in fact_signals([fact])} == {"xla_compile_error"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 COMPONENTS: tuple[tuple[str, str], ...] = (
     ("compilation_cache", r"jax/_src/compilation_cache|jax/experimental/compilation_cache|/compilation_cache(?:_interface)?\.py"
                           r"|/lru_cache\.py|persistent_compilation_cache"),
-    ("checkpoint", r"/orbax/|/orbax_checkpoint/|/tensorstore/|/etils/epath/"),
+    ("checkpoint", r"/orbax/|/orbax_checkpoint/|/tensorstore/"),
     ("elastic", r"pathwaysutils/elastic/"),
     ("colocated_python", r"colocated_python"),
     ("pathwaysutils", r"/pathwaysutils/"),
@@ -16,8 +16,17 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("tpu_runtime", r"/libtpu/|/jax/_src/lib/|/jaxlib/|xla_extension|/pjrt"),
     ("jax", r"/jax/|/flax/|/optax/"),
     ("transport", r"/google/cloud/storage/|/google/api_core/|/google/resumable_media/|/gcsfs/|/fsspec/|/requests/"
-                  r"|/urllib3/|/grpc/|/google/auth/|/aiohttp/"),
+                  r"|/urllib3/|/grpc/|/google/auth/|/aiohttp/|/etils/epath/"),
     ("stdlib", r"/lib/python3\.\d+/(?:[a-z_]+/)*[a-z_]+\.py|<frozen |^<string>$"),
+)
+
+# A C++ source file a line names (its glog header's file, or a "(path/file.cc:123)" in the message) -> the component
+# that raised the error; the first match wins.
+SOURCE_COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("xla_compiler", r"xla/service/|xla/hlo/|/spmd/|spmd_partitioner|hlo_\w+\.cc|/mlir/|tpu_compiler|xla_compiler|"
+                     r"\bcompiler\.cc\b|mosaic"),
+    ("megascale", r"megascale|/dcn/"),
+    ("ifrt_proxy", r"ifrt_proxy|ifrt/proxy|grpc_server\.cc"),
 )
 
 # The paths a workload names in its container args and env, by what the name of the setting says they are for.

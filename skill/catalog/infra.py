@@ -42,7 +42,11 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"(?i)\buncorrectable (?:\w+ )?(?:ECC|memory) error\b.{0,60}(?:HBM|VMEM|TPU|chip|TensorCore)|"
                 r"(?i)\b(?:HBM|VMEM|TPU\d*|TensorCore)\b.{0,120}\buncorrectable (?:\w+ )?(?:ECC |memory )?error",
                 0.9, ("container", "node", "serial")),
-        Pattern(r"(?i)chip (?:health )?(?:state )?\S+ -> (?:FAILED|UNHEALTHY)|chip in FAILED state", 0.9, ("container", "node")),
+        Pattern(r"(?i)chip (?:health )?(?:state )?\S+ -> (?:FAILED|UNHEALTHY|HALTED|FENCED)|chip in (?:FAILED|HALTED|FENCED) state|"
+                r"\bTPU\d+ (?:is )?in state (?:HALTED|FAILED|FENCED)\b", 0.9, ("container", "node")),
+        # The chip's firmware stopping it on over-temperature (a throttle that clears is not this).
+        Pattern(r"(?i)\bthermal trip\b|\bcritical (?:die )?temperature\b.{0,120}\b(?:halt\w*|shut ?down|fenc\w*)",
+                0.9, ("container", "node", "serial")),
         # Correctable errors climbing on one chip: the early warning, support only.
         Pattern(r"(?i)\bcorrectable (?:\w+ )?ECC errors?: \d+", 0.3, ("container", "node"), support=True,
                 note="correctable memory errors were climbing on the chip"),

@@ -103,6 +103,10 @@ XLA_COMPILE_ERROR = FailureClass(
         Fix("For a SparseCore allocation failure (E3000, 'memref.alloca' ... exceeds the legitimate user allocatable offset), dump the SparseCore MLIR with --xla_sc_dump_mlir_to=/tmp/sc, lower max_ids_per_partition / max_unique_ids_per_partition of the embedding tables, or disable SparseCore collective offload (--xla_tpu_enable_sparse_core_collective_offload_all_reduce=false).", None, "low"),
     ),
     names_jobset=True,
+    facts=(
+        FactRule(0.85, source=("xla_compiler",), code=("INTERNAL", "INVALID_ARGUMENT", "UNIMPLEMENTED", "FAILED_PRECONDITION"),
+                 note="the XLA compiler (a source of its own named on the line) refused the program"),
+    ),
 )
 
 USER_CODE_ERROR = FailureClass(

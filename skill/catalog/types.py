@@ -88,6 +88,7 @@ class FactRule:
     weight: float
     raised_in: tuple[str, ...] = ()  # the component of the innermost frame outside the standard library and transports
     through: tuple[str, ...] = ()  # a frame of one of these components anywhere in the traceback
+    source: tuple[str, ...] = ()  # a C++ source the line names (glog header, "(file.cc:N)") is of these components
     exception: str = ""  # RE2 on the exception's type name (ValueError, orbax...StepAlreadyExistsError)
     code: tuple[str, ...] = ()  # absl / gRPC status codes named on the error line
     http: tuple[int, ...] = ()  # HTTP statuses named on the error line
@@ -101,7 +102,8 @@ class FactRule:
     def key(self) -> str:
         """A stable description, used where a signature's regex would be (deduplication, references)."""
         parts = [f"{k}={'|'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in (
-            ("raised_in", self.raised_in), ("through", self.through), ("exception", self.exception), ("code", self.code),
+            ("raised_in", self.raised_in), ("through", self.through), ("source", self.source),
+            ("exception", self.exception), ("code", self.code),
             ("http", self.http), ("role", self.role), ("message", self.message)) if v]
         return "fact: " + " ".join(parts)
 
