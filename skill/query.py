@@ -131,6 +131,7 @@ def _syntax_error(text: str, pos: int, msg: str) -> FilterSyntaxError:
     around = f"{text[max(0, pos - 30):pos]} ⟨here⟩ {text[pos:pos + 30]}"
     # Escaped so the message stays on one line whatever the filter holds.
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in around)
+    msg = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(msg))  # RE2's message may quote a newline
     return FilterSyntaxError(f"invalid filter at position {pos}: {msg}: {shown}", text, pos)
 
 
