@@ -76,7 +76,7 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
         # The executor's periodic launch reports, newest first and capped: enough to see the program ran on after a fault
         # the client printed no step lines about, without reading every host's chatter.
         LogQuery("launches", f"{base} resource.labels.container_name=\"pathways-worker\" "
-                             f"textPayload=~{quote(r'Completed [0-9]+ program launches')}", "desc", LAUNCH_SAMPLE),
+                             f"({_any_text(quote(r'Completed [0-9]+ program launches'))})", "desc", LAUNCH_SAMPLE),
         LogQuery("events", f'log_id("events") {_cluster(scope)} {_window(scope)}{ev_ns} '
                            f"(jsonPayload.involvedObject.name:{pod_prefix} OR "
                            f"jsonPayload.involvedObject.name={quote(scope.jobset)} OR "
