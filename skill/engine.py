@@ -16,7 +16,7 @@ from .objects import jobset_records, node_records, pod_records
 from .queries import Scope, node_queries, presence_queries, workload_queries
 from .records import Record, parse_ts, record_from_entry, record_from_event
 from .signals import Matcher, Signal
-from .sources.base import Source, SourceStats
+from .sources.base import LogQuery, Source, SourceStats
 
 NS = 1_000_000_000
 _MATCHER: Matcher | None = None
@@ -58,6 +58,7 @@ class Analysis:
     stats: RunStats
     seconds: float
     digest: Digest | None = None  # every record taken, grouped into templates (skill.digest), when asked for
+    queries: tuple[LogQuery, ...] = ()  # the Logging filters the run read, in order (what live sends, replay evaluates)
 
 
 def jobsets_in(objects: Iterable[dict]) -> set[str]:
@@ -218,4 +219,4 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     verdict = classify(model, col.causes, col.symptoms)
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
-                    time.monotonic() - t0, col.digest)
+                    time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3))

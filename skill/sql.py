@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from sqlglot import exp
 
-from .query import SEVERITY, And, Call, Compare, Node, Not, Or, parse, parse_timestamp_ns
+from .query import SEVERITY, And, Call, Compare, Node, Not, Or, _regex, parse, parse_timestamp_ns
 
 __all__ = ["ALL_LOGS", "DUCKDB", "Target", "Uncompilable", "compile_sql", "to_sql"]
 
@@ -153,7 +153,11 @@ def _leaf(c: Compare, target: Target) -> _Leaf | None:
                      lambda v: exp.Not(this=exp.Is(this=exp.JSONType(this=_get(v, (), first=True)), expression=NULL)),
                      FALSE, lambda col: TRUE)
     if op in ("=~", "!~"):
-        return _Leaf(lambda s: _rx(s, text) if op == "=~" else exp.Not(this=_rx(s, text)))
+        missing = FALSE
+        if c.path == ("severity",):  # a LogEntry without severity has DEFAULT, and the regex is tested on that
+            hit = _regex(text).search("DEFAULT") is not None
+            missing = TRUE if hit == (op == "=~") else FALSE
+        return _Leaf(lambda s: _rx(s, text) if op == "=~" else exp.Not(this=_rx(s, text)), missing=missing)
     rel = _REL[op]
     if c.path == ("severity",):
         lit = SEVERITY.get(text, SEVERITY.get(text.upper(), int(text) if text.isdigit() and text.isascii() else None))
