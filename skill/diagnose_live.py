@@ -139,7 +139,8 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
                            deadline_s: float = 120.0, progress: Callable[[str], None] | None = None,
                            client=None) -> Diagnosis:
     """Diagnose a JobSet from a Log Analytics linked dataset (`PROJECT.DATASET._AllLogs`) with BigQuery SQL; the
-    Kubernetes API is read only when `kube` is set (else data_gaps say so). Read-only; see docs/log-analytics.md."""
+    Kubernetes API is read only when `kube` is set (else data_gaps say so). `project` is the workload's project (console
+    links, the cluster), by default the dataset's; the jobs run in (and bill) the dataset's. See docs/log-analytics.md."""
     from .sources.log_analytics import LogAnalyticsSource, parse_dataset
 
     data_project = parse_dataset(dataset)[0]
@@ -154,7 +155,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
     if start_ns >= end_ns:
         raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
     say = progress or (lambda _m: None)
-    logs = LogAnalyticsSource(dataset, project=project, location=location, client=client, max_bytes=max_bytes,
+    logs = LogAnalyticsSource(dataset, location=location, client=client, max_bytes=max_bytes,
                               endpoint=bigquery_endpoint or os.environ.get(ENV_BIGQUERY) or None,
                               timeout_s=deadline_s, progress=say)
     kube_source = None
