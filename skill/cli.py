@@ -89,6 +89,14 @@ def _add_live(p: argparse.ArgumentParser) -> None:
                    help="Kubernetes API server URL without auth, e.g. kubectl proxy (env PATHWAYS_WORKLOAD_KUBE_SERVER)")
     g.add_argument("--save", metavar="DIR", help="write everything fetched as a replay folder")
     g.add_argument("--deadline", metavar="SECONDS", type=float, default=120.0, help="seconds for the whole live read")
+    la = p.add_argument_group("Log Analytics (BigQuery SQL over a linked dataset; see docs/log-analytics.md)")
+    la.add_argument("--log-analytics", metavar="PROJECT.DATASET",
+                    help="read the logs from this dataset's _AllLogs view instead of Cloud Logging's entries.list")
+    la.add_argument("--max-bytes", metavar="N", type=int,
+                    help="refuse a query whose dry run would scan more than N bytes (default: no limit)")
+    la.add_argument("--kube", action="store_true", help="with --log-analytics: also read the Kubernetes API")
+    la.add_argument("--bigquery-endpoint", metavar="URL",
+                    help="BigQuery API endpoint (env PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT); http:// means anonymous")
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -100,6 +108,15 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.replay:
         analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at)
         d = build(analysis, logging_requests=0)
+    elif args.log_analytics:
+        from .diagnose_live import diagnose_log_analytics
+
+        d = diagnose_log_analytics(args.log_analytics, args.cluster, args.jobset, project=args.project,
+                                   location=args.location, namespace=args.namespace, start=args.start,
+                                   end=args.end or args.at, since=args.since, max_bytes=args.max_bytes, kube=args.kube,
+                                   bigquery_endpoint=args.bigquery_endpoint, kube_server=args.kube_server,
+                                   deadline_s=args.deadline,
+                                   progress=lambda msg: print(f"[log-analytics] {msg}", file=sys.stderr))
     elif args.project or args.cluster:
         from .diagnose_live import diagnose_live
 

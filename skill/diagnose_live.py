@@ -2,7 +2,9 @@
 
 `diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/cloud_logging.py + kube.py) and returns the
 same Diagnosis contract; `save_dir` writes everything fetched as a replay folder, so `diagnose --replay DIR --at END`
-gives the same verdict. Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER.
+gives the same verdict. `diagnose_log_analytics(...)` reads the same queries from a Log Analytics linked dataset
+(skill/sources/log_analytics.py). Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER,
+PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .sources.cloud_logging import CloudLoggingSource, Deadline, Limits, LiveSou
 
 ENV_LOGGING = "PATHWAYS_WORKLOAD_LOGGING_ENDPOINT"
 ENV_KUBE = "PATHWAYS_WORKLOAD_KUBE_SERVER"
+ENV_BIGQUERY = "PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT"
 NS = 1_000_000_000
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -127,3 +130,58 @@ def write_replay_folder(folder: str | Path, entries: list[dict], objects: list[d
 
 def _dump(path: Path, doc) -> None:
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
+def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: str | None = None,
+                           location: str | None = None, namespace: str | None = "default", start: str | None = None,
+                           end: str | None = None, since: str | None = "2h", max_bytes: int | None = None,
+                           kube: bool = False, bigquery_endpoint: str | None = None, kube_server: str | None = None,
+                           deadline_s: float = 120.0, progress: Callable[[str], None] | None = None,
+                           client=None) -> Diagnosis:
+    """Diagnose a JobSet from a Log Analytics linked dataset (`PROJECT.DATASET._AllLogs`) with BigQuery SQL; the
+    Kubernetes API is read only when `kube` is set (else data_gaps say so). `project` is the workload's project (console
+    links, the cluster), by default the dataset's; the jobs run in (and bill) the dataset's. See docs/log-analytics.md."""
+    from .sources.log_analytics import LogAnalyticsSource, parse_dataset
+
+    data_project = parse_dataset(dataset)[0]
+    missing = [f"--{n}" for n, v in (("cluster", cluster), ("jobset", jobset)) if not v]
+    if missing:
+        raise InputError("--log-analytics needs " + ", ".join(missing))
+    namespace = namespace or "default"
+    _kube_name("--jobset", jobset, _SUBDOMAIN, 253)
+    _kube_name("--namespace", namespace, _LABEL, 63)
+    end_ns = time_arg("--end", end) or time.time_ns()
+    start_ns = time_arg("--start", start) or end_ns - parse_since(since or "2h")
+    if start_ns >= end_ns:
+        raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
+    say = progress or (lambda _m: None)
+    logs = LogAnalyticsSource(dataset, location=location, client=client, max_bytes=max_bytes,
+                              endpoint=bigquery_endpoint or os.environ.get(ENV_BIGQUERY) or None,
+                              timeout_s=deadline_s, progress=say)
+    kube_source = None
+    if kube:
+        from .sources.kube import KubernetesSource
+
+        kube_source = KubernetesSource(jobset=jobset, namespace=namespace, project=project or data_project,
+                                       location=location or "", cluster=cluster,
+                                       server=kube_server or os.environ.get(ENV_KUBE) or None,
+                                       deadline=Deadline(deadline_s), progress=say)
+    source = LiveSource(logs, kube_source)
+    objects = source.objects()
+    if kube_source is None:  # LiveSource's note names --no-kube; here reading the API is what is opted into
+        source.stats.gaps[:] = [g for g in source.stats.gaps if "--no-kube" not in g]
+        source.stats.gap("Kubernetes API not read (no --kube): Pods, the JobSet and events come from the "
+                         "Log Analytics view only")
+    scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
+                  project=project or data_project)
+    analysis = analyse(source, scope, objects, now_ns=end_ns)
+    if not objects and not source.stats.entries_read:
+        why = "; ".join(g for g in source.stats.gaps if not g.startswith("Log Analytics: "))[:300] or \
+            "no rows matched in the window"
+        raise SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
+                          f"{format_ns(end_ns)} from {logs.table}: {why}; check --log-analytics, --cluster, "
+                          "--jobset, --namespace and the window")
+    analysis.model.location = analysis.model.location or location
+    u = logs.usage
+    say(f"done: {u.queries} BigQuery queries, {u.bytes_scanned:,} bytes scanned, {source.stats.entries_read} entries")
+    return build(analysis, logging_requests=source.stats.logging_requests)
