@@ -38,6 +38,8 @@ _STRICT_UTC = r"^\d{4}-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$"
 _LAX = r",\s*[\]}]|[\[:,]\s*-?(NaN|Infinity)"
 _FIELDS = ("insertId", "timestamp", "severity", "logName", "resource", "labels", "textPayload", "jsonPayload",
            "protoPayload", "kind", "receiveTimestamp")
+_DROP = '{"jsonPayload":null,"protoPayload":null,"labels":null}'
+_DROP_TEXT = '{"jsonPayload":null,"protoPayload":null,"labels":null,"textPayload":null}'
 FILE_BITS = 40  # pos = file number << FILE_BITS | entry number: one order over every file
 
 
@@ -128,23 +130,28 @@ class DuckReplaySource(ReplaySource):
             con.execute(f"CREATE OR REPLACE TEMP TABLE stage AS SELECT raw, json_type(raw) AS jt, e FROM "
                         f"(SELECT raw, json_extract(raw, [{paths}]) AS e FROM "
                         f"read_json_objects(?, format = '{fmt}') AS t(raw))", [str(path)])
+            # `raw` is what skill.sql reads where a typed column is NULL: the entry without the fields a typed
+            # column holds whenever they are present (so a test of an absent payload does not parse the whole
+            # entry again); `doc` is the entry as written, for the reference evaluator and the answers
             con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT ({n} << {FILE_BITS}) + rowid AS pos, {cols}, "
-                        f"raw, jt, {_e('kind')} AS kind, e[{len(_FIELDS)}] AS rts FROM stage")
+                        f"CASE WHEN jt = 'OBJECT' THEN json_merge_patch(raw, CASE WHEN json_type({_e('textPayload')}) "
+                        f"= 'VARCHAR' THEN '{_DROP_TEXT}' ELSE '{_DROP}' END) END AS raw, raw AS doc, jt, "
+                        f"{_e('kind')} AS kind FROM stage")
         except duckdb.Error as err:
             return f"DuckDB: {str(err).splitlines()[0][:120]}"
         finally:
             con.execute("DROP TABLE IF EXISTS stage")
         bad = con.execute(
             f"SELECT count(*), count(*) FILTER (WHERE jt IS DISTINCT FROM 'OBJECT' OR kind IS NOT NULL OR "
-            f"insert_id IS NULL OR insert_id = '' OR regexp_matches(raw, '{_LAX}') OR (length(raw) > 2000 AND "
-            f"length(raw) - length(replace(replace(raw, '{{', ''), '[', '')) > 500)) FROM typed").fetchone()
+            f"insert_id IS NULL OR insert_id = '' OR regexp_matches(doc, '{_LAX}') OR (length(doc) > 2000 AND "
+            f"length(doc) - length(replace(replace(doc, '{{', ''), '[', '')) > 500)) FROM typed").fetchone()
         if not bad[0] or bad[1]:
             con.execute("DROP TABLE typed")
             return "empty" if not bad[0] else f"{bad[1]} values the exact reader must report"
         # the instant: DuckDB's for gcloud's UTC spelling, parse_ts (as the exact reader) for any other
         con.execute("ALTER TABLE typed ADD COLUMN ts BIGINT")
         con.execute("UPDATE typed SET ts = epoch_ns(timestamp) WHERE timestamp IS NOT NULL")
-        odd = con.execute("SELECT pos, raw FROM typed WHERE ts IS NULL OR ts = 0").fetchall()
+        odd = con.execute("SELECT pos, doc FROM typed WHERE ts IS NULL OR ts = 0").fetchall()
         fixed = []
         for pos, raw in odd:
             doc = orjson.loads(raw)
@@ -157,7 +164,6 @@ class DuckReplaySource(ReplaySource):
             con.executemany("UPDATE typed SET ts = ? WHERE pos = ?", fixed)
         con.execute("ALTER TABLE typed DROP COLUMN jt")
         con.execute("ALTER TABLE typed DROP COLUMN kind")
-        con.execute("ALTER TABLE typed DROP COLUMN rts")
         if self._table:
             con.execute("INSERT INTO entries SELECT * FROM typed")
         else:
@@ -193,7 +199,7 @@ class DuckReplaySource(ReplaySource):
             if path not in self._duck:
                 yield from self._exact_timed(path)
                 continue
-            cur = self.con.execute("SELECT ts, raw FROM entries WHERE pos >> ? = ? ORDER BY pos", [FILE_BITS, n])
+            cur = self.con.execute("SELECT ts, doc FROM entries WHERE pos >> ? = ? ORDER BY pos", [FILE_BITS, n])
             while rows := cur.fetchmany(10_000):
                 for ts, raw in rows:
                     yield ts, orjson.loads(raw)
@@ -205,7 +211,7 @@ class DuckReplaySource(ReplaySource):
         if self._table:
             paths = ", ".join(f"'$.{f}'" for f in ROUTE_FIELDS)
             for n, route, count in self.con.execute(
-                    f"SELECT pos >> {FILE_BITS} AS n, r, count(*) FROM (SELECT pos, json_extract(raw, [{paths}]) AS r "
+                    f"SELECT pos >> {FILE_BITS} AS n, r, count(*) FROM (SELECT pos, json_extract(doc, [{paths}]) AS r "
                     f"FROM entries) GROUP BY n, r ORDER BY n, min(pos)").fetchall():
                 routes.setdefault(n, []).append((route, count))
         for n, path in enumerate(self._log_files):
@@ -256,15 +262,15 @@ class DuckReplaySource(ReplaySource):
         except Uncompilable:
             where = "NULL"
             self.engine.queries_uncompilable += 1
-        inner = f"SELECT pos, ts, raw, ({where}) AS p FROM entries"
+        inner = f"SELECT pos, ts, doc, ({where}) AS p FROM entries"
         rows = []
         if q.limit is None:
-            rows += self.con.execute(f"SELECT ts, pos, raw, p FROM ({inner}) WHERE p IS NOT FALSE").fetchall()
+            rows += self.con.execute(f"SELECT ts, pos, doc, p FROM ({inner}) WHERE p IS NOT FALSE").fetchall()
         else:
             order = "ts DESC, pos DESC" if q.order == "desc" else "ts ASC, pos DESC"
-            rows += self.con.execute(f"SELECT ts, pos, raw, p FROM ({inner}) WHERE p ORDER BY {order} "
+            rows += self.con.execute(f"SELECT ts, pos, doc, p FROM ({inner}) WHERE p ORDER BY {order} "
                                      f"LIMIT {int(q.limit)}").fetchall()
-            rows += self.con.execute(f"SELECT ts, pos, raw, p FROM ({inner}) WHERE p IS NULL").fetchall()
+            rows += self.con.execute(f"SELECT ts, pos, doc, p FROM ({inner}) WHERE p IS NULL").fetchall()
         out = []
         for ts, pos, raw, p in rows:
             entry = orjson.loads(raw)
