@@ -48,7 +48,22 @@ def incident(size: int, data: Path) -> tuple[Path, dict]:
     return ensure(shape, data)
 
 
-def measure(size: int, data: Path, live: bool = True) -> dict:
+def duckdb_rows(folder: Path, r: dict) -> dict:
+    """The duckdb replay at one and two threads, DuckDB's bare scan of the same files, and replay / scan."""
+    out = {}
+    for t in (1, 2):
+        d, s = _measure(f"duckdb-{t}", folder), _measure(f"scan-{t}", folder)
+        out.update({f"duckdb_t{t}_seconds": round(d["seconds"], 3),
+                    f"duckdb_t{t}_entries_per_second": round(d["entries"] / d["seconds"]),
+                    f"duckdb_t{t}_peak_rss_mib": round(d["peak_rss_mib"], 1),
+                    f"scan_t{t}_seconds": round(s["seconds"], 3), f"scan_t{t}_entries": s["entries"],
+                    f"duckdb_t{t}_over_scan": round(d["seconds"] / s["seconds"], 2),
+                    f"duckdb_t{t}_same_as_exact": all(d[k] == r[k] for k in
+                                                       ("failure_class", "status", "entities", "evidence_ids"))})
+    return out
+
+
+def measure(size: int, data: Path, live: bool = True, duckdb: bool = False) -> dict:
     """Every figure for one size, as the JSON row."""
     folder, meta = incident(size, data)
     r = _measure("replay", folder)
@@ -68,6 +83,8 @@ def measure(size: int, data: Path, live: bool = True) -> dict:
            "root_evidence_templates": r["root_evidence_templates"],
            "expected_evidence": meta["expected"]["evidence"],
            "expected_evidence_cited": set(meta["expected"]["evidence"]) <= set(r["evidence_ids"])}
+    if duckdb:
+        row.update(duckdb_rows(folder, r))
     if live:
         lv = _measure("live", folder)
         row.update({"live_requests": lv["live_requests"], "live_entries_transferred": lv["live_entries_transferred"],
@@ -118,10 +135,35 @@ COLUMNS = [("entries", "entries"), ("hosts", "hosts"), ("replay_seconds", "repla
            ("digest_tokens", "digest tok"), ("failure_class", "class")]
 
 
-def table(rows: list[dict]) -> str:
-    cells = [[h for _, h in COLUMNS]] + [[f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k, _ in COLUMNS]
-                                         for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+DUCK_COLUMNS = [("entries", "entries"), ("replay_seconds", "exact s"), ("duckdb_t1_seconds", "duckdb s (1t)"),
+                ("duckdb_t1_entries_per_second", "duckdb/s (1t)"), ("scan_t1_seconds", "scan s (1t)"),
+                ("duckdb_t1_over_scan", "replay/scan (1t)"), ("duckdb_t2_seconds", "duckdb s (2t)"),
+                ("duckdb_t2_entries_per_second", "duckdb/s (2t)"), ("scan_t2_seconds", "scan s (2t)"),
+                ("duckdb_t2_over_scan", "replay/scan (2t)"), ("duckdb_t1_peak_rss_mib", "RSS MiB (1t)"),
+                ("duckdb_t1_same_as_exact", "same verdict")]
+
+
+def check_duckdb(rows: list[dict]) -> list[tuple[str, bool, str]]:
+    """Issue 19's targets for the duckdb replay: at 1M entries 250k entries/s on one thread and within 2x of DuckDB's
+    bare scan in the same run; at every size the exact reader's verdict and evidence."""
+    out = []
+    for r in rows:
+        n = f"{r['entries']:,} entries"
+        out.append((f"duckdb replay = exact verdict and evidence ({n})",
+                    r["duckdb_t1_same_as_exact"] and r["duckdb_t2_same_as_exact"], "1 and 2 threads"))
+        if r["entries"] >= BIG * 0.9:
+            out.append((f"duckdb replay >= {TARGETS['eps']:,} entries/s, 1 thread ({n})",
+                        r["duckdb_t1_entries_per_second"] >= TARGETS["eps"],
+                        f"{r['duckdb_t1_entries_per_second']:,}/s (2 threads: {r['duckdb_t2_entries_per_second']:,}/s)"))
+            out.append((f"duckdb replay within 2x of the bare scan, 1 thread ({n})", r["duckdb_t1_over_scan"] <= 2,
+                        f"{r['duckdb_t1_over_scan']}x (2 threads: {r['duckdb_t2_over_scan']}x)"))
+    return out
+
+
+def table(rows: list[dict], columns: list[tuple[str, str]] = COLUMNS) -> str:
+    cells = [[h for _, h in columns]] + [[f"{r[k]:,}" if isinstance(r[k], int) and not isinstance(r[k], bool)
+                                          else str(r[k]) for k, _ in columns] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
 
@@ -134,15 +176,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="where generated incidents are cached")
     ap.add_argument("--no-live", action="store_true", help="skip the live measurement")
     ap.add_argument("--no-check", action="store_true", help="exit 0 even when a target is missed")
+    ap.add_argument("--no-duckdb", action="store_true", help="skip the duckdb replay and DuckDB's bare scan")
     a = ap.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in a.sizes.split(",") if s.strip()]
     rows = []
     t0 = time.monotonic()
     for size in sizes:
         print(f"bench: {size:,} entries ...", file=sys.stderr, flush=True)
-        rows.append(measure(size, a.data, live=not a.no_live))
+        rows.append(measure(size, a.data, live=not a.no_live, duckdb=not a.no_duckdb))
     print(table(rows))
     results = check(rows)
+    if not a.no_duckdb:
+        print("\n" + table(rows, DUCK_COLUMNS))
+        results += check_duckdb(rows)
     print()
     for name, ok, detail in results:
         print(f"{'met   ' if ok else 'MISSED'}  {name}: {detail}")

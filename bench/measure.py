@@ -50,14 +50,14 @@ def _verdict(d, analysis=None) -> dict:
             "root_evidence_templates": [shape.get(i, i) for i in root]}
 
 
-def replay(folder: Path) -> dict:
+def replay(folder: Path, engine: str = "exact", threads: int = 1) -> dict:
     from skill.api import analyse_replay
     from skill.ask import render_tool_result
     from skill.digest import digest_of, estimate_tokens
     from skill.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
-    analysis = analyse_replay(folder, digest=True)
+    analysis = analyse_replay(folder, digest=True, engine=engine, threads=threads)
     d = build(analysis, logging_requests=0)
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     digest = digest_of(analysis, d)
@@ -169,9 +169,31 @@ def live(folder: Path) -> dict:
             "live_entries_transferred": logging.entries_sent, "data_gaps": d.data_gaps, **_verdict(d)}
 
 
+def scan(folder: Path, threads: int = 1) -> dict:
+    """DuckDB's bare scan of the export's log files, the physical reference for the duckdb replay: read_json with
+    the routing fields projected, a count, and one RE2 regexp over textPayload."""
+    import duckdb
+
+    from skill.sources.replay import ReplaySource
+
+    files = [str(p) for p in ReplaySource(folder)._log_files]
+    t0, c0 = time.perf_counter(), _cpu()
+    con = duckdb.connect(":memory:")
+    con.execute(f"SET threads = {threads}")
+    n, hits = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE regexp_matches(textPayload, 'FATAL|Traceback|DEADLINE_EXCEEDED')) "
+        "FROM read_json(?, format = 'auto', columns = {insertId: 'VARCHAR', timestamp: 'VARCHAR', "
+        "severity: 'VARCHAR', logName: 'VARCHAR', resource: 'JSON', labels: 'JSON', textPayload: 'VARCHAR', "
+        "jsonPayload: 'JSON'})", [files]).fetchone()
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": _cpu() - c0, "entries": n, "hits": hits,
+            "peak_rss_mib": _rss_mib()}
+
+
 def main(argv: list[str] | None = None) -> int:
     mode, folder = (argv or sys.argv[1:])[:2]
-    fn = {"replay": replay, "baseline": baseline, "live": live}[mode]
+    fn = {"replay": replay, "baseline": baseline, "live": live,
+          "duckdb-1": lambda f: replay(f, "duckdb", 1), "duckdb-2": lambda f: replay(f, "duckdb", 2),
+          "scan-1": lambda f: scan(f, 1), "scan-2": lambda f: scan(f, 2)}[mode]
     print(json.dumps(fn(Path(folder))))
     return 0
 

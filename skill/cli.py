@@ -106,7 +106,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     analysis = None
     if args.replay:
-        analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at)
+        analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at, engine=args.engine,
+                                  threads=args.threads)
         d = build(analysis, logging_requests=0)
     elif args.log_analytics:
         from .diagnose_live import diagnose_log_analytics
@@ -245,6 +246,10 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("json", "markdown", "html"),
                    help="default: markdown on a terminal, json otherwise; html: one self-contained page with a "
                         "timeline picture (redirect it to a file)")
+    d.add_argument("--engine", choices=("exact", "duckdb"), default="exact",
+                   help="replay reader: exact (default; the reference) or duckdb (SQL over the export, the exact "
+                        "reader for any file DuckDB rejects)")
+    d.add_argument("--threads", type=int, default=1, metavar="N", help="DuckDB threads with --engine duckdb (default 1)")
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)

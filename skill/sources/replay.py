@@ -208,19 +208,23 @@ class ReplaySource:
             return
         self._indexed = True
         for path in self._log_files:
-            idx = self._build_index(path)
-            if idx is None:  # the reference reader takes the file (and reports its problems) instead
-                for _ in self._slow_timed(path):
-                    pass
-                continue
-            self._index[path] = idx
-            for ts in (idx.first_ts, idx.last_ts):
-                if ts:
-                    self.stats.last_ts = max(self.stats.last_ts, ts)
-                    self.stats.first_ts = min(self.stats.first_ts, ts) if self.stats.first_ts else ts
-            self.stats.entries_read += len(idx.ts)
-            self._counted.add(path)
-            self._finish(idx.report)
+            self._index_file(path)
+
+    def _index_file(self, path: Path) -> None:
+        """Index one log file (or read it with the reference reader), counting its entries and problems once."""
+        idx = self._build_index(path)
+        if idx is None:  # the reference reader takes the file (and reports its problems) instead
+            for _ in self._slow_timed(path):
+                pass
+            return
+        self._index[path] = idx
+        for ts in (idx.first_ts, idx.last_ts):
+            if ts:
+                self.stats.last_ts = max(self.stats.last_ts, ts)
+                self.stats.first_ts = min(self.stats.first_ts, ts) if self.stats.first_ts else ts
+        self.stats.entries_read += len(idx.ts)
+        self._counted.add(path)
+        self._finish(idx.report)
 
     def _build_index(self, path: Path) -> _FileIndex | None:
         report = FileReport(path)
