@@ -8,6 +8,7 @@ on the line that holds the error, so they rank with the signatures' signals. Pur
 
 from __future__ import annotations
 
+import errno as errno_mod
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -54,7 +55,8 @@ class Fact:
     sources: frozenset[str] = frozenset()  # components of the C++ sources the line names (glog header, "(x.cc:12)")
     codes: frozenset[str] = frozenset()
     http: frozenset[int] = frozenset()
-    url: str = ""  # gs://bucket/object, when the line names a Cloud Storage object
+    url: str = ""  # gs://bucket/object, or an absolute local path, when the line names one
+    errno: str = ""  # the errno name of an OSError ([Errno 30] -> EROFS)
     role: str = ""  # what the workload uses that object for ("" unknown)
 
 
@@ -72,12 +74,14 @@ class Roles:
     def of(self, url: str) -> str:
         role = next((r for p, r in self.prefixes if url == p or url.startswith(p.rstrip("/") + "/")), "")
         if role in ("", "output"):
-            rest = url[5:].partition("/")[2]
+            rest = url[5:].partition("/")[2] if url.startswith("gs://") else url
             role = next((r for rx, r in SEGMENT_ROLES if re.search(rx, rest)), role)
         return role
 
 
-_SETTING = re.compile(r"(?:--?)?([A-Za-z_][\w.-]*)\s*[=:]\s*[\"']?(gs://[^\s\"',]+)")
+_SETTING = re.compile(r"(?:--?)?([A-Za-z_][\w.-]*)\s*[=:]\s*[\"']?((?:gs:/)?/[^\s\"',]+)")
+LOCAL = re.compile(r"(?:'|\"|: )(/(?:[\w.@+-]+/)+[\w.@+-]*)")  # an absolute local path quoted by an OSError
+ERRNO = re.compile(r"\[Errno (\d+)\]")
 
 
 def workload_roles(objects: Iterable[dict]) -> Roles:
@@ -95,10 +99,10 @@ def workload_roles(objects: Iterable[dict]) -> Roles:
             for i, w in enumerate(words):
                 for m in _SETTING.finditer(w):
                     note(m.group(1), m.group(2))
-                if w.startswith("-") and i + 1 < len(words) and words[i + 1].startswith("gs://"):
+                if w.startswith("-") and i + 1 < len(words) and words[i + 1].startswith(("gs://", "/")):
                     note(w.lstrip("-"), words[i + 1])
             for env in c.get("env") or []:
-                if isinstance(env, dict) and str(env.get("value", "")).startswith("gs://"):
+                if isinstance(env, dict) and str(env.get("value", "")).startswith(("gs://", "/")):
                     note(str(env.get("name", "")), str(env["value"]))
     return Roles(sorted(found.items(), key=lambda kv: -len(kv[0])))
 
@@ -160,14 +164,23 @@ def _read(rec: Record, line: str, frames: list[str], roles: Roles, glog_file: st
     exception, message = (m.group("type"), m.group("msg") or "") if m else ("", line)
     codes = frozenset(CODE.findall(line))
     http = frozenset(int(a or c) if (a or c) else HTTP_NAMES[b] for a, b, c in HTTP.findall(line) if a or b or c)
-    url = _url(line)
-    if not (exception or codes or http) or (not exception and RETRY.search(line)):
+    local = LOCAL.search(line) if ERRNO.search(line) else None  # an OSError names the local path it failed on
+    url = _url(line) or (local.group(1) if local else "")
+    errno = errno_name(line)
+    if not (exception or codes or http or errno) or (not exception and RETRY.search(line)):
         return None  # a request being retried is not yet a failure; the error that ends the retries is
     comps = [component(p) for p in frames]
     raised = next((c for c in reversed(comps) if c not in _SKIPPED), "")
     files = [glog_file, *CPP_SOURCE.findall(line)]
-    sources = frozenset(n for f in files if f for n, rx in _SOURCES[:] if rx.search(f))
-    return Fact(rec, exception, message, raised, frozenset(comps), sources, codes, http, url, roles.of(url) if url else "")
+    sources = frozenset(n for f in files if f for n, rx in _SOURCES if rx.search(f))
+    return Fact(rec, exception, message, raised, frozenset(comps), sources, codes, http, url, errno,
+                roles.of(url) if url else "")
+
+
+def errno_name(line: str) -> str:
+    """The errno an OSError line names ([Errno 28] -> ENOSPC), or ""."""
+    m = ERRNO.search(line)
+    return errno_mod.errorcode.get(int(m.group(1)), "") if m else ""
 
 
 def _url(line: str) -> str:

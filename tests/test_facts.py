@@ -144,3 +144,12 @@ def test_a_cpp_source_on_the_line_names_the_compiler():
             "(xla/service/spmd/spmd_partitioner.cc:5184) hlo->has_sharding()")
     [fact] = read(lines(text, container="pathways-worker"))
     assert "xla_compiler" in fact.sources and {s.target for s in fact_signals([fact])} == {"xla_compile_error"}
+
+
+def test_an_oserror_on_a_local_path_gets_its_errno_and_the_role_of_its_setting():
+    pod = {"kind": "Pod", "spec": {"containers": [{"name": "jax-tpu", "env": [
+        {"name": "JAX_COMPILATION_CACHE_DIR", "value": "/mnt/xla-cache"}]}]}}
+    [fact] = read(lines("OSError: [Errno 30] Read-only file system: '/mnt/xla-cache/jit_step-1a2b-cache'"),
+                  workload_roles([pod]))
+    assert (fact.errno, fact.url, fact.role) == ("EROFS", "/mnt/xla-cache/jit_step-1a2b-cache", "compilation_cache")
+    assert "compilation_cache_failure" in {s.target for s in fact_signals([fact])}
