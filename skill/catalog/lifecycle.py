@@ -70,9 +70,10 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
 HOT_SWAP_FAILURE = FailureClass(
     id="hot_swap_failure", title="An interrupted slice could not be hot-swapped", phase="run", component="Pathways hot swap",
     patterns=(
-        # The scheduler's own words for a replacement pod that can neither use the lost node nor preempt a standby.
+        # The scheduler's own words for a replacement pod that can neither use the lost node nor preempt a standby. Only
+        # strong, not proof: the same words come for any replacement that finds no victim, hot swap configured or not.
         Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
-                r".*(?:No preemption victims found for incoming pod|not eligible due to preemptionPolicy=Never)", 0.9, ("event",),
+                r".*(?:No preemption victims found for incoming pod|not eligible due to preemptionPolicy=Never)", 0.8, ("event",),
                 entities=("Pod",), note="a replacement slice could not preempt a standby workload"),
         Pattern(r"(?i)hot[- _]?swap.{0,120}(?:fail|unable|no (?:standby|spare|available)|timed out|abort)", 0.9),
         Pattern(r"(?i)no (?:standby|spare) slices? (?:available|found)", 0.85),
