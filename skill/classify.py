@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
+from .catalog.symptoms import FATAL_SEVERITIES
 from .model import Workload
 from .records import rm_address
 from .status import STUCK_PENDING_NS, Run, decide
@@ -291,15 +293,19 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)
 
 
+GLOG_LETTER = re.compile(r"[IWEF]\d{4} ")  # a glog prefix: its letter, not the entry's severity, says how bad
+
+
 def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
     """The earliest fatal (glog F) line and the error lines its process printed just before it."""
     errors = [s for s in symptoms if s.target == "error_line" and s.record.source == "container"]
     fatal = sorted((s for s in errors if (s.record.text[:1] == "F" and s.record.text[1:5].isdigit())
-                    or s.record.text.startswith("*** SIG")), key=lambda s: s.ts)
+                    or s.record.text.startswith("*** SIG") or s.record.severity in FATAL_SEVERITIES), key=lambda s: s.ts)
     if not fatal:
         return []
     f = fatal[0]
-    lead = sorted({s.record.id: s for s in errors if s.record.pod == f.record.pod and s.record.text[:1] == "E"
+    lead = sorted({s.record.id: s for s in errors if s.record.pod == f.record.pod and s is not f
+                   and (s.record.text[:1] == "E" if GLOG_LETTER.match(s.record.text) else s.record.severity == "ERROR")
                    and f.ts - 60 * NS <= s.ts <= f.ts}.values(), key=lambda s: s.ts)
     return lead[-3:] + [f]
 

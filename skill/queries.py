@@ -17,7 +17,8 @@ LAUNCH_SAMPLE = 1000  # one page of the newest reports
 CONTROL_CAP = 5000
 # Where a container line's text may be: plain text, or a structured logger's message under either common key.
 TEXT_FIELDS = ("textPayload", "jsonPayload.message", "jsonPayload.msg")
-STRUCTURED_ERRORS = " OR ".join(f"jsonPayload.{k}:*" for k in ERROR_KEYS)
+# Structured loggers' exceptions beside the message, and lines logged at a fatal severity whatever their text.
+STRUCTURED_ERRORS = " OR ".join([f"jsonPayload.{k}:*" for k in ERROR_KEYS] + ["severity>=CRITICAL"])
 NODE_BATCH = 400  # node names per filter at most; fewer when the names and the query's regex would pass FILTER_LIMIT
 FILTER_LIMIT = 19_500  # Cloud Logging rejects filters over 20,000 characters; keep a margin
 

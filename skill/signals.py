@@ -9,7 +9,7 @@ import re2
 
 from .catalog import CLASSES, MILESTONES, SYMPTOMS
 from .catalog.facts import FACT_LINES
-from .catalog.types import Pattern
+from .catalog.types import Pattern, Symptom
 from .query import RE2_MAX_MEM
 from .records import Record
 
@@ -54,6 +54,9 @@ def addressed_to_a_reader(text: str) -> bool:
     return _ADDRESSED.search(text) is not None and _IMPERATIVE.search(text) is not None
 
 
+SEVERITY_PATTERN = Pattern(r"(entry severity)", 0.1, ("container",))  # what a severity-carried symptom cites
+
+
 class Matcher:
     """Every pattern of the catalog in one RE2 set; individual regexes only run for the groups of a hit."""
 
@@ -73,11 +76,18 @@ class Matcher:
             self._set.Add(_prepare(p.regex))
         self._set.Compile()
         self._compiled = [re2.compile(_prepare(p.regex), options=opts) for _, _, p in self._entries]
+        self._by_severity: dict[str, list[Symptom]] = {}
+        for sym in SYMPTOMS:
+            for sev in sym.severities:
+                self._by_severity.setdefault(sev, []).append(sym)
 
     def match(self, rec: Record) -> list[Signal]:
         hits = self._set.Match(rec.text)
-        if not hits or addressed_to_a_reader(rec.text):
+        by_severity = self._by_severity.get(rec.severity) if rec.source == "container" else None
+        if not hits and not by_severity or addressed_to_a_reader(rec.text):
             return []
+        if not hits:  # no signature, but a fatal severity: the symptom that severity carries
+            return [Signal("symptom", sym.id, SEVERITY_PATTERN, rec, {}) for sym in by_severity]
         out = []
         for i in sorted(hits):
             kind, target, p = self._entries[i]

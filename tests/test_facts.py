@@ -153,3 +153,12 @@ def test_an_oserror_on_a_local_path_gets_its_errno_and_the_role_of_its_setting()
                   workload_roles([pod]))
     assert (fact.errno, fact.url, fact.role) == ("EROFS", "/mnt/xla-cache/jit_step-1a2b-cache", "compilation_cache")
     assert "compilation_cache_failure" in {s.target for s in fact_signals([fact])}
+
+
+def test_a_fatal_severity_is_an_error_line_without_its_glog_prefix():
+    from skill.signals import Matcher
+    rec = Record(id="f", ts=1, source="container", log="stderr", text="Check failed: lease->generation() == 41",
+                 severity="CRITICAL", pod=POD, container="pathways-rm")
+    assert [s.target for s in Matcher().match(rec)] == ["error_line"]
+    quiet = Record(id="q", ts=1, source="container", log="stderr", text="all good", severity="ERROR", pod=POD)
+    assert Matcher().match(quiet) == []

@@ -6,6 +6,9 @@ from .types import Milestone, Pattern, Symptom
 
 _ANY = ("container", "node", "event", "serial", "object")
 
+# A container line logged at one of these severities is fatal, whether or not it still carries a glog F prefix.
+FATAL_SEVERITIES = ("CRITICAL", "ALERT", "EMERGENCY")
+
 SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (
         Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",)),
@@ -42,7 +45,7 @@ SYMPTOMS = (
         Pattern(r"(?i)\b(?:fatal|panic|segmentation fault|core dumped|aborted|check failed|exception)\b", 0.1, ("container",)),
         Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",)),
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
-    ), failure=False),
+    ), failure=False, severities=FATAL_SEVERITIES),
     Symptom("pod_killed", "a pod was killed or terminated", (
         Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object")),
     ), failure=False),

@@ -173,6 +173,9 @@ class Symptom:
     title: str
     patterns: tuple[Pattern, ...]
     failure: bool = True  # counts as evidence of failure (for unknown_failure and status)
+    # Container records of these LogEntry severities are this symptom whatever their text (a glog letter an agent
+    # lifted into the entry's severity, a structured logger's level): the same fact, without the prefix.
+    severities: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
