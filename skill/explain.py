@@ -84,6 +84,16 @@ def _node_of(s: Signal) -> str | None:
     return s.record.node or s.groups.get("node")
 
 
+def _latest_attempt(root: Hypo) -> list[Signal]:
+    """The root cause's own line in the latest attempt, when the JobSet recreated the pods since the first: the same
+    signature on a pod the primary lines do not name, the latest of them (the pod one can still inspect)."""
+    primary = _primary(root) if root.signals else []
+    regexes, pods = {s.pattern.regex for s in primary}, {_pod_of(s) for s in primary}
+    later = [s for s in root.strong_signals if s.pattern.regex in regexes and _pod_of(s) not in pods
+             and s.ts > max((p.ts for p in primary), default=0)]
+    return [max(later, key=lambda s: s.ts)] if later else []
+
+
 def entities(model: Workload, root: Hypo) -> list[Entity]:
     out: dict[tuple[str, str], None] = {}
     for s in _primary(root):
@@ -350,6 +360,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
         if len(evidence) >= MAX_ROOT_EVIDENCE:
             break
+    for s in _latest_attempt(v.root):
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _support(v.root):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for h in v.ranked[1:]:  # what a failed recovery was meant to survive: the trigger and what kept the slice away
