@@ -42,7 +42,8 @@ def _prepare(regex: str) -> str:
 # claim, not a system reporting what happened, so it is never evidence: no cause, symptom or milestone comes from it.
 # (It still reaches a model's digest, as quoted untrusted data.) Both parts must be present: who it addresses, and an
 # imperative.
-_ADDRESSED = re2.compile(r"(?i)(?:\b(?:AI|LLM)s?\b|\blanguage models?\b|"
+# "AI" / "LLM" as a word of prose, not a piece of a name: a domain (finops.tessera.ai/cost-center), a path or a label.
+_ADDRESSED = re2.compile(r"(?i)(?:(?:^|[\s(\"'\[,;])(?:AI|LLM)s?(?:$|[\s)\"'\],;:!?])|\blanguage models?\b|"
                          r"\b(?:automated|AI)[- ](?:triage|diagnos\w*|assistants?|agents?|tools?|systems?)\b|"
                          r"\bassistants?\b.{0,40}\b(?:reading|triag\w*|diagnos\w*)\b)")
 _IMPERATIVE = re2.compile(r"(?i)\b(?:report|ignore|disregard|run|execute|classify|summari[sz]e|treat|say|tell|delete|"
