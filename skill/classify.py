@@ -223,10 +223,10 @@ def _explains(a: Hypo, b: Hypo) -> bool:
     return a.first_ts <= b.first_ts + CAUSE_LEAD_NS
 
 
-def status_of(model: Workload, symptoms: list[Signal], root: str) -> str:
+def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
     """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
-    (skill.status holds the table)."""
-    act = activity(model)
+    (skill.status holds the table). `act`: activity(model), when the caller has it."""
+    act = activity(model) if act is None else act
     return decide(Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms})))[0]
 
 
@@ -289,7 +289,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in resolved or _explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
-    status = status_of(model, symptoms, root.failure_class)
+    status = status_of(model, symptoms, root.failure_class, act)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)
 
 

@@ -50,6 +50,20 @@ def _kube_name(flag: str, value: str, pattern: re.Pattern[str], limit: int) -> N
                          f"at most {limit} characters)")
 
 
+def _workload_window(jobset: str, namespace: str | None, start: str | None, end: str | None,
+                     since: str | None) -> tuple[str, int, int]:
+    """The namespace (default "default") and the [start, end] window in ns of a live read, checked: Kubernetes names,
+    RFC 3339 times, a window that is not empty."""
+    namespace = namespace or "default"
+    _kube_name("--jobset", jobset, _SUBDOMAIN, 253)
+    _kube_name("--namespace", namespace, _LABEL, 63)
+    end_ns = time_arg("--end", end) or time.time_ns()
+    start_ns = time_arg("--start", start) or end_ns - parse_since(since or "2h")
+    if start_ns >= end_ns:
+        raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
+    return namespace, start_ns, end_ns
+
+
 def diagnose_live(project: str, location: str | None, cluster: str, jobset: str, namespace: str | None = "default",
                   start: str | None = None, end: str | None = None, since: str | None = "2h", no_kube: bool = False,
                   logging_endpoint: str | None = None, kube_server: str | None = None, save_dir: str | Path | None = None,
@@ -62,13 +76,7 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
         missing.append("--location")
     if missing:
         raise InputError("live diagnosis needs " + ", ".join(missing) + " (or --replay DIR for an export)")
-    namespace = namespace or "default"
-    _kube_name("--jobset", jobset, _SUBDOMAIN, 253)
-    _kube_name("--namespace", namespace, _LABEL, 63)
-    end_ns = time_arg("--end", end) or time.time_ns()
-    start_ns = time_arg("--start", start) or end_ns - parse_since(since or "2h")
-    if start_ns >= end_ns:
-        raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
+    namespace, start_ns, end_ns = _workload_window(jobset, namespace, start, end, since)
     limits = limits or Limits(deadline_s=deadline_s)
     deadline = Deadline(limits.deadline_s)
     say = progress or (lambda _m: None)
@@ -147,13 +155,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
     missing = [f"--{n}" for n, v in (("cluster", cluster), ("jobset", jobset)) if not v]
     if missing:
         raise InputError("--log-analytics needs " + ", ".join(missing))
-    namespace = namespace or "default"
-    _kube_name("--jobset", jobset, _SUBDOMAIN, 253)
-    _kube_name("--namespace", namespace, _LABEL, 63)
-    end_ns = time_arg("--end", end) or time.time_ns()
-    start_ns = time_arg("--start", start) or end_ns - parse_since(since or "2h")
-    if start_ns >= end_ns:
-        raise InputError(f"the window is empty: start {format_ns(start_ns)} is not before end {format_ns(end_ns)}")
+    namespace, start_ns, end_ns = _workload_window(jobset, namespace, start, end, since)
     say = progress or (lambda _m: None)
     logs = LogAnalyticsSource(dataset, location=location, client=client, max_bytes=max_bytes,
                               endpoint=bigquery_endpoint or os.environ.get(ENV_BIGQUERY) or None,

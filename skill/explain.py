@@ -13,6 +13,7 @@ from .catalog.types import PATHWAYS_CONTAINERS, Text
 from .classify import Hypo
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
+from .facts import GLOG
 from .next_checks import next_checks
 from .sufficiency import sufficiency
 from .model import Workload
@@ -38,7 +39,6 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 
 
-GLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ [\w.\-]+:\d+\] ")
 
 
 def clip(text: str, limit: int) -> str:
@@ -231,7 +231,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     elif note and first.text.startswith("{"):
         detail = note  # a structured payload (an autoscaler decision) is no readable line; say what it means
     else:
-        detail = clip(excerpt(GLOG_HEADER.sub("", first.text, count=1)), 160)
+        detail = clip(excerpt(GLOG.sub("", first.text, count=1)), 160)
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, read for values to fill in (which variant is shown is chosen by matched_ids).

@@ -36,6 +36,12 @@ JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0
 # Cloud Storage's own error wording names the object without a scheme: "The object <bucket>/<name> exceeded ...".
 NAMED_OBJECT = re.compile(r"\b[Oo]bject [\"']?([a-z0-9][a-z0-9._-]{2,62})/([^\s\"',]+)")
 XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/)([a-z0-9][a-z0-9._-]{1,220})/([^?\s'\"]+)")
+# A cheap first look: could any line of this text be a traceback's header or frame, or carry an exception, a status
+# code, an HTTP status or an errno? (_read decides; this only keeps the rest of the records out of memory.)
+MAYBE = re.compile(r"Traceback|File \"|[A-Za-z](?:Error|Exception|Exit|Interrupt|Exhausted|Timeout|Failure)\b|"
+                   r"\b[a-z_]\w*\.(?:\w+\.)*_?[A-Z]\w*:|"
+                   r"\b(?:" + "|".join(STATUS_CODES) + r")\b|\b[45]\d\d\b|\[Errno|"
+                   + "|".join(re.escape(n) for n in HTTP_NAMES))
 _COMPONENTS = [(name, re.compile(rx)) for name, rx in COMPONENTS]
 _SOURCES = [(name, re.compile(rx)) for name, rx in SOURCE_COMPONENTS]
 _SKIPPED = {"stdlib", "transport"}
@@ -129,8 +135,8 @@ class FactReader:
         self._n = 0
 
     def add(self, rec: Record) -> None:
-        if rec.source != "container" or not rec.text or addressed_to_a_reader(rec.text):
-            return
+        if rec.source != "container" or not rec.text or not MAYBE.search(rec.text) or addressed_to_a_reader(rec.text):
+            return  # kept only if a line of it may be a traceback's or an error's: every record passes here
         self._n += 1
         self._lines.setdefault((rec.pod, rec.container), []).append((rec.ts, self._n, rec))
 

@@ -20,14 +20,13 @@ import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import duckdb
 import sqlglot
 from sqlglot import exp
 
-from .loopback import LoopbackServer
+from .loopback import JSONHandler, LoopbackServer
 
 _STRICT_UTC = r"^\d{4}-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$"
 _TEXT = "CASE WHEN json_type(raw, '{p}') = 'VARCHAR' THEN raw ->> '{p}' END"
@@ -274,18 +273,7 @@ _ROUTES = [("POST", re.compile(r"^/bigquery/v2/projects/([^/]+)/jobs$"), "insert
 
 
 def _handler(state: FakeBigQuery):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JSONHandler):
         def _serve(self, method: str) -> None:
             n = int(self.headers.get("Content-Length") or 0)
             try:

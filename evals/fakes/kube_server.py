@@ -16,11 +16,10 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from .loopback import LoopbackServer
+from .loopback import JSONHandler, LoopbackServer
 
 LIST_KIND = {"Event": "EventList", "Pod": "PodList", "Node": "NodeList"}
 
@@ -124,17 +123,8 @@ def _labels(obj: dict, selector: str) -> bool:
 
 
 def _handler(state: FakeKube):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def _send(self, code: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(JSONHandler):
+        content_type = "application/json"
 
         def do_GET(self):
             with state.lock:

@@ -15,14 +15,13 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from skill.errors import FilterSyntaxError
 from skill.query import compile_filter
 from skill.records import parse_ts
 
-from .loopback import LoopbackServer
+from .loopback import JSONHandler, LoopbackServer
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
@@ -141,18 +140,7 @@ def error(code: int, message: str) -> dict:
 
 
 def _handler(state: FakeLogging):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):  # quiet
-            pass
-
-        def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JSONHandler):
         def do_POST(self):
             n = int(self.headers.get("Content-Length") or 0)
             try:

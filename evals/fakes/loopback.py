@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """What every fake's request handler shares: no access log, and JSON replies."""
+
+    content_type = "application/json; charset=UTF-8"
+
+    def log_message(self, *a) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", self.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class _QuietServer(ThreadingHTTPServer):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from ..errors import SourceError
 
 
 @dataclass(frozen=True)
@@ -46,3 +49,20 @@ class Source(Protocol):
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
         """Raw LogEntry dicts (camelCase) matching each query, tagged with the query."""
         ...
+
+
+def google_client(make: Callable[..., Any], endpoint: str | None, **kwargs: Any) -> Any:
+    """A Google Cloud client from `make(**kwargs)`: anonymous against a plain http:// endpoint (an emulator or a
+    loopback fake: no credentials to send, none to find), else Application Default Credentials; missing ones are one
+    SourceError saying how to get them."""
+    from google.auth import exceptions as auth_x
+
+    try:
+        if endpoint and urlsplit(endpoint).scheme == "http":
+            from google.auth.credentials import AnonymousCredentials
+
+            return make(credentials=AnonymousCredentials(), **kwargs)
+        return make(**kwargs)
+    except auth_x.DefaultCredentialsError as err:
+        raise SourceError("no Google Cloud credentials found (Application Default Credentials): run "
+                          "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS") from err

@@ -17,12 +17,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from ..errors import SourceError
 from ..objects import usable_objects
 from ..records import format_ns, parse_ts
-from .base import LogQuery, SourceStats
+from .base import LogQuery, SourceStats, google_client
 
 Progress = Callable[[str], None]
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -130,7 +129,6 @@ def _short(text: str, n: int = 300) -> str:
 
 def make_logging_client(project: str, endpoint: str | None = None):
     """A google.cloud.logging Client on the REST transport: ADC, or anonymous for a plain http:// endpoint."""
-    from google.auth import exceptions as auth_x
     from google.cloud import logging as gcl
 
     options = None
@@ -139,17 +137,7 @@ def make_logging_client(project: str, endpoint: str | None = None):
         if endpoint.endswith("/v2"):
             endpoint = endpoint[:-3]
         options = {"api_endpoint": endpoint}
-    try:
-        if endpoint and urlsplit(endpoint).scheme == "http":
-            # An emulator or a fake (plain http on loopback): no credentials to send, none to find.
-            from google.auth.credentials import AnonymousCredentials
-
-            return gcl.Client(project=project, credentials=AnonymousCredentials(), client_options=options,
-                              _use_grpc=False)
-        return gcl.Client(project=project, client_options=options, _use_grpc=False)
-    except auth_x.DefaultCredentialsError as err:
-        raise SourceError("no Google Cloud credentials found (Application Default Credentials): run "
-                          "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS") from err
+    return google_client(gcl.Client, endpoint, project=project, client_options=options, _use_grpc=False)
 
 
 class CloudLoggingSource:

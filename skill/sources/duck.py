@@ -28,7 +28,6 @@ from ..query import compile_filter
 from ..records import parse_ts
 from ..sql import DUCKDB, Uncompilable, compile_sql
 from .base import LogQuery
-from .files import SpanReader
 from .replay import ROUTE_FIELDS, Inventory, ReplaySource, _tally
 
 __all__ = ["DuckReplaySource", "EngineStats"]
@@ -181,23 +180,11 @@ class DuckReplaySource(ReplaySource):
 
     # -- reading --
 
-    def _exact_timed(self, path: Path) -> Iterator[tuple[int, dict]]:
-        idx = self._index.get(path)
-        if idx is None:
-            yield from self._slow_timed(path)
-            return
-        reader = SpanReader(path)
-        try:
-            for ts, a, b in zip(idx.ts, idx.start, idx.end):
-                yield ts, orjson.loads(reader.get(a, b))
-        finally:
-            reader.close()
-
     def iter_timed(self) -> Iterator[tuple[int, dict]]:
         self._ensure_index()
         for n, path in enumerate(self._log_files):
             if path not in self._duck:
-                yield from self._exact_timed(path)
+                yield from self._file_timed(path)
                 continue
             cur = self.con.execute("SELECT ts, doc FROM entries WHERE pos >> ? = ? ORDER BY pos", [FILE_BITS, n])
             while rows := cur.fetchmany(10_000):
@@ -239,7 +226,7 @@ class DuckReplaySource(ReplaySource):
             if self._table:
                 found[i] = self._sql(q, preds[i])
         for n, path in exact_files:
-            for k, (ts, entry) in enumerate(self._exact_timed(path)):
+            for k, (ts, entry) in enumerate(self._file_timed(path)):
                 for i, pred in enumerate(preds):
                     if pred(entry):
                         found[i].append((ts, n << FILE_BITS | k, entry))

@@ -25,13 +25,12 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from ..errors import InputError, SourceError
 from ..query import And, Node, Not, Or, compile_filter, parse
 from ..records import parse_ts
 from ..sql import ALL_LOGS, Uncompilable, compile_sql
-from .base import LogQuery, SourceStats
+from .base import LogQuery, SourceStats, google_client
 
 Progress = Callable[[str], None]
 _DATASET = re.compile(r"(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9](?::[a-z][-a-z0-9]*)?)\.(?P<dataset>[A-Za-z0-9_]{1,1024})")
@@ -71,19 +70,8 @@ def make_bigquery_client(project: str, endpoint: str | None = None, location: st
     except ImportError as err:
         raise SourceError("--log-analytics needs google-cloud-bigquery: pip install google-cloud-bigquery "
                           "(see README, 'Log Analytics')") from err
-    from google.auth import exceptions as auth_x
-
     options = {"api_endpoint": endpoint.rstrip("/")} if endpoint else None
-    try:
-        if endpoint and urlsplit(endpoint).scheme == "http":
-            from google.auth.credentials import AnonymousCredentials
-
-            return bigquery.Client(project=project, credentials=AnonymousCredentials(), client_options=options,
-                                   location=location)
-        return bigquery.Client(project=project, client_options=options, location=location)
-    except auth_x.DefaultCredentialsError as err:
-        raise SourceError("no Google Cloud credentials found (Application Default Credentials): run "
-                          "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS") from err
+    return google_client(bigquery.Client, endpoint, project=project, client_options=options, location=location)
 
 
 def loosen(node: Node) -> Node | None:

@@ -152,16 +152,20 @@ class ReplaySource:
         """(timestamp ns, LogEntry) for every usable entry, in file order; the time is parsed once."""
         self._ensure_index()
         for path in self._log_files:
-            idx = self._index.get(path)
-            if idx is None:
-                yield from self._slow_timed(path)
-                continue
-            reader = SpanReader(path)
-            try:
-                for ts, a, b in zip(idx.ts, idx.start, idx.end):
-                    yield ts, orjson.loads(reader.get(a, b))
-            finally:
-                reader.close()
+            yield from self._file_timed(path)
+
+    def _file_timed(self, path: Path) -> Iterator[tuple[int, dict]]:
+        """(timestamp ns, LogEntry) for every usable entry of one log file, in file order."""
+        idx = self._index.get(path)
+        if idx is None:
+            yield from self._slow_timed(path)
+            return
+        reader = SpanReader(path)
+        try:
+            for ts, a, b in zip(idx.ts, idx.start, idx.end):
+                yield ts, orjson.loads(reader.get(a, b))
+        finally:
+            reader.close()
 
     def _slow_timed(self, path: Path) -> Iterator[tuple[int, dict]]:
         """The reference reader: every document through iter_documents, every problem reported with its place."""
