@@ -15,6 +15,7 @@ from .signals import Signal
 NS = 1_000_000_000
 CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
 STRONG = 0.8  # a candidate this strong is a root cause before weaker ones, whatever their time
+PROOF = 0.9  # a candidate this strong is proven: a failed recovery outranks it only with proof of its own
 CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the symptom it explains (clocks, buffering)
 # A program is still running when its last activity is within the progress-stopped check's wait of the end.
 STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
@@ -208,11 +209,18 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
     return not any(h.first_ts - CAUSE_LEAD_NS <= s.ts <= last + CAUSE_LEAD_NS for s in failures)
 
 
+def _absorbs(recovery: Hypo, interruption: Hypo) -> bool:
+    """A failed recovery outranks the interruption it was meant to survive when its own evidence is strong and, if the
+    interruption is proven, proven too: a merely strong sign of a failed recovery does not outrank a proven cause."""
+    return (recovery.score >= STRONG and (recovery.score >= PROOF or interruption.score < PROOF)
+            and interruption.first_ts <= recovery.first_ts + CAUSE_LEAD_NS)
+
+
 def _explains(a: Hypo, b: Hypo) -> bool:
     cls = BY_ID[a.failure_class]
-    if b.failure_class in cls.absorbs and a.score >= STRONG and b.first_ts <= a.first_ts + CAUSE_LEAD_NS:
+    if b.failure_class in cls.absorbs and _absorbs(a, b):
         return True  # a recovery that failed outranks the interruption it was meant to survive
-    if a.failure_class in BY_ID[b.failure_class].absorbs and b.score >= STRONG and a.first_ts <= b.first_ts + CAUSE_LEAD_NS:
+    if a.failure_class in BY_ID[b.failure_class].absorbs and _absorbs(b, a):
         return False
     if b.failure_class in cls.explains_earlier and a.score >= STRONG:
         return True

@@ -84,8 +84,9 @@ def _belongs(obj: dict, jobset: str) -> bool:
         return label == jobset if label else str(meta.get("name", "")).startswith(jobset + "-")
     if kind == "Event":
         name = str((obj.get("involvedObject") or {}).get("name", ""))
+        # ... and any pod the scheduler preempted (a standby workload making room for a hot swap), as queries.py reads
         return name == jobset or name.startswith(jobset + "-") or f"-{jobset}-" in name \
-            or (obj.get("involvedObject") or {}).get("kind") == "Node"
+            or (obj.get("involvedObject") or {}).get("kind") == "Node" or obj.get("reason") == "Preempted"
     return kind == "Node"
 
 

@@ -54,6 +54,25 @@ def excerpt(text: str) -> str:
     return clip(redact(text.strip()), EXCERPT)
 
 
+SAME_MOMENT_NS = 5 * 1_000_000_000
+_WORKER_ORDINAL = re.compile(r"-worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
+
+
+def _first_host(root: Hypo, cited: list[Signal]) -> list[Signal]:
+    """The same failure on several hosts at one moment (within SAME_MOMENT_NS of the first): besides the first seen, the
+    line of the first host in order (slice 0 host 0 before slice 0 host 3), the one a reader looks for first."""
+    def ordinal(s: Signal) -> tuple[int, int]:
+        m = _WORKER_ORDINAL.search(_pod_of(s) or "")
+        return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
+    out = []
+    for first in cited:
+        same = [s for s in root.strong_signals if s.pattern.regex == first.pattern.regex and _pod_of(s)
+                and 0 <= s.ts - first.ts <= SAME_MOMENT_NS]
+        if same:
+            out.append(min(same, key=lambda s: (ordinal(s), s.ts)))
+    return out
+
+
 def _primary(root: Hypo) -> list[Signal]:
     """The signals that locate the root cause: all of them for spread classes, else those on the first strong host."""
     if root.located:
@@ -360,6 +379,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
         if len(evidence) >= MAX_ROOT_EVIDENCE:
             break
+    for s in _first_host(v.root, _diverse(_primary(v.root))[:2]):
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _latest_attempt(v.root):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _support(v.root):

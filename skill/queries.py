@@ -78,10 +78,12 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
         # the client printed no step lines about, without reading every host's chatter.
         LogQuery("launches", f"{base} resource.labels.container_name=\"pathways-worker\" "
                              f"({_any_text(quote(r'Completed [0-9]+ program launches'))})", "desc", LAUNCH_SAMPLE),
-        LogQuery("events", f'log_id("events") {_cluster(scope)} {_window(scope)}{ev_ns} '
-                           f"(jsonPayload.involvedObject.name:{pod_prefix} OR "
+        # ... and any pod the scheduler preempted meanwhile (a standby workload making room for a hot swap): low volume.
+        LogQuery("events", f'log_id("events") {_cluster(scope)} {_window(scope)} '
+                           f"(({ev_ns.strip() + ' ' if ev_ns else ''}(jsonPayload.involvedObject.name:{pod_prefix} OR "
                            f"jsonPayload.involvedObject.name={quote(scope.jobset)} OR "
-                           f"labels.\"logging.gke.io/top_level_controller_name\"={quote(scope.jobset)})"),
+                           f"labels.\"logging.gke.io/top_level_controller_name\"={quote(scope.jobset)})) OR "
+                           f'jsonPayload.reason="Preempted")'),
         # Kubernetes audit of the JobSet's pods: who evicted one (kubectl drain, a node-pool upgrade; the eviction itself
         # leaves no Kubernetes event), and who port-forwarded to one (a second client that takes the proxy session).
         # Who evicted or port-forwarded to a pod (Kubernetes audit), a VM Compute Engine refused to create, and the

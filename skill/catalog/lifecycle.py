@@ -72,9 +72,21 @@ HOT_SWAP_FAILURE = FailureClass(
     patterns=(
         # The scheduler's own words for a replacement pod that can neither use the lost node nor preempt a standby. Only
         # strong, not proof: the same words come for any replacement that finds no victim, hot swap configured or not.
+        # "No preemption victims" alone is what any unplaceable replacement hears: strong, not proof, so it cannot outrank a
+        # proven interruption (classify.PROOF); the replacement's priority class forbidding preemption is specific.
         Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
-                r".*(?:No preemption victims found for incoming pod|not eligible due to preemptionPolicy=Never)", 0.8, ("event",),
+                r".*No preemption victims found for incoming pod", 0.8, ("event",),
                 entities=("Pod",), note="a replacement slice could not preempt a standby workload"),
+        Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
+                r".*not eligible due to preemptionPolicy=Never", 0.9, ("event",),
+                entities=("Pod",), note="the replacement slice's priority class may not preempt a standby workload"),
+        # A standby workload's pod preempted for a replacement (the scheduler's event on the victim, whatever JobSet it
+        # belongs to): hot swap was under way. The victims' nodes name the standby pool.
+        Pattern(r"^Preempted: Preempted by pod \S+ on node (?P<node>gke-\S+)", 0.85, ("event",), entities=("NodePool",),
+                note="a standby workload was preempted to make room for a replacement slice"),
+        # The replacement did preempt, but its victims are still terminating (a long grace period holds the standby).
+        Pattern(r"preemption: not eligible due to a terminating pod on the nominated node", 0.9, ("event",),
+                entities=("Pod",), note="the replacement waits for preempted standby pods to terminate"),
         Pattern(r"(?i)hot[- _]?swap.{0,120}(?:fail|unable|no (?:standby|spare|available)|timed out|abort)", 0.9),
         Pattern(r"(?i)no (?:standby|spare) slices? (?:available|found)", 0.85),
         Pattern(r"(?i)standby(?: slice)? pool.{0,80}(?:empty|exhausted|unavailable)", 0.8),
@@ -97,7 +109,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
     id="suspend_resume_failure", title="A planned preemption did not resume transparently", phase="run",
     component="Pathways suspend-resume",
     patterns=(
-        Pattern(r"(?i)(?:not restorable|cannot be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9,
+        Pattern(r"(?i)(?:not restorable|(?:cannot|could not|couldn't) be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9,
                 entities=("JobSet",)),
         Pattern(r"(?i)snapshot.{0,80}(?:not (?:finished|complete)|did not finish|incomplete|timed out|deadline|grace period)", 0.85,
                 entities=("JobSet",)),
