@@ -31,7 +31,7 @@ _BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})")
 # TensorStore and the GCS JSON API name a bucket without the scheme: in GCS bucket "b", bucket 'b'.
 _BUCKET_NAMED = re.compile(r"\b[Bb]ucket [\"']([a-z0-9][a-z0-9._-]{1,220})[\"']")
 # The GCS JSON API's URL of a request on a bucket: .../storage/v1/b/<bucket>/o?... (what google-cloud-storage raises).
-_BUCKET_URL = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})")
+_BUCKET_URL = re.compile(r"storage\.googleapis\.com/(?:upload/|download/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})")
 _SERVICE_ACCOUNT = re.compile(r"\b[a-z0-9][\w.-]{0,99}@[a-z0-9-]+(?:\.iam)?\.gserviceaccount\.com\b")
 # A GKE node (VM) name: gke-<cluster>-<pool>-<8 hex of the instance group>-<4 of the VM>.
 _GKE_VM = re.compile(r"\b(gke-[a-z0-9-]+?)-[0-9a-f]{8}-[a-z0-9]{4}\b")
@@ -113,7 +113,23 @@ def _latest_attempt(root: Hypo) -> list[Signal]:
     return [max(later, key=lambda s: s.ts)] if later else []
 
 
-def entities(model: Workload, root: Hypo) -> list[Entity]:
+_FAILED_CONTAINER = re.compile(r"(?:failed container|[Cc]ontainer) \"?([a-z0-9][a-z0-9-]*)\"?")
+
+
+def _failed_containers(pod: str, since: int, symptoms: list[Signal]) -> list[str]:
+    """The containers of `pod` that failed from `since` on: a termination record's, or the one an event names."""
+    out = []
+    for s in symptoms:
+        if s.record.pod != pod or s.ts < since - SAME_MOMENT_NS:
+            continue
+        m = None if s.record.container else _FAILED_CONTAINER.search(s.record.text)
+        name = s.record.container or (m.group(1) if m else None)
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def entities(model: Workload, root: Hypo, symptoms: list[Signal] = ()) -> list[Entity]:
     out: dict[tuple[str, str], None] = {}
     for s in _primary(root):
         r = s.record
@@ -123,11 +139,15 @@ def entities(model: Workload, root: Hypo) -> list[Entity]:
             if name:
                 out.setdefault((kind, name), None)
     cls = BY_ID[root.failure_class]
-    if cls.scope == "node" and not any(k == "Pod" for k, _ in out):
-        # a VM that went away: name the JobSet's pods that ran on it (the workers that died with it)
+    if not any(k == "Pod" for k, _ in out):
+        # a fault of the node (a VM that went away, its kernel, its memory): name the JobSet's pods that ran on it (the
+        # workers that died with it), and a container the kernel killed there (exit 137 or OOMKilled)
         for node in [n for k, n in out if k == "Node"]:
-            for pod in sorted(p.name for p in model.pods.values() if p.node == node)[:2]:
-                out.setdefault(("Pod", pod), None)
+            for pod in sorted((p for p in model.pods.values() if p.node == node), key=lambda p: p.name)[:2]:
+                out.setdefault(("Pod", pod.name), None)
+                killed = [c.name for c in pod.containers.values() if c.last_exit_code == 137 or c.last_reason == "OOMKilled"]
+                for c in killed or _failed_containers(pod.name, root.first_ts, list(symptoms))[:1]:
+                    out.setdefault(("Container", f"{pod.name}/{c}"), None)
     if cls.names_jobset and model.jobset:
         out.setdefault(("JobSet", model.jobset), None)
     return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]
@@ -372,7 +392,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     """The Diagnosis contract for one analysis. Every cited id comes from a record that was read."""
     m, v = a.model, a.verdict
     cls = BY_ID[v.failure_class]
-    ents = entities(m, v.root)
+    ents = entities(m, v.root, v.symptoms)
     ctx = context(m, v.root, ents)
     evidence: dict[str, Evidence] = {}
     for s in _diverse(_primary(v.root)) + _diverse(v.root.strong_signals):

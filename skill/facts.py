@@ -31,11 +31,11 @@ HTTP = re.compile(r"(?:\bHTTP(?:/[\d.]+)?\s*|\bstatus(?:[ _]code)?\s*[=:]?\s*|\b
                   r"\b([45]\d\d)\b|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b"
                   r"|[,(]\s*([45]\d\d)\)?\s*$")  # "..., 429" / "(429)" closing a client library's message
 GS = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})(/[^\s'\"`,;)\]}>]*)?")
-JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})/o"
+JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/|download/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})/o"
                       r"(?:/([^?\s'\"]+)|\?[^\s'\"]*?\bname=([^&\s'\"]+))?")
 # Cloud Storage's own error wording names the object without a scheme: "The object <bucket>/<name> exceeded ...".
 NAMED_OBJECT = re.compile(r"\b[Oo]bject [\"']?([a-z0-9][a-z0-9._-]{2,62})/([^\s\"',]+)")
-XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/)([a-z0-9][a-z0-9._-]{1,220})/([^?\s'\"]+)")
+XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/|download/)([a-z0-9][a-z0-9._-]{1,220})/([^?\s'\"]+)")
 # A cheap first look: could any line of this text be a traceback's header or frame, or carry an exception, a status
 # code, an HTTP status or an errno? (_read decides; this only keeps the rest of the records out of memory.)
 MAYBE = re.compile(r"Traceback|File \"|[A-Za-z](?:Error|Exception|Exit|Interrupt|Exhausted|Timeout|Failure)\b|"

@@ -282,3 +282,68 @@ def _milestone_missing(model):
     """The catalog's milestone-missing check (slices_not_ready), as the classifier runs it."""
     cls = next(c for c in CLASSES if c.absence and c.absence.kind == "milestone_missing")
     return ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)
+
+
+def _node_rec(ts: int, text: str, node: str = "gke-c-tpu-np-1-0a1b2c3d-abcd", rid: str = "") -> Record:
+    return Record(id=rid or f"n-{ts}", ts=ts, source="node", log="cloudaudit.googleapis.com/system_event", text=text, node=node)
+
+
+_NO_VICTIMS = ("FailedScheduling: 0/8 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, "
+               "4 Insufficient google.com/tpu. preemption: 0/8 nodes are available: 4 No preemption victims found for "
+               "incoming pod.")
+
+
+def test_a_replacement_without_victims_does_not_outrank_a_proven_preemption():
+    """'No preemption victims' is what any unplaceable replacement hears: strong, not proof of a failed hot swap."""
+    model = Workload(jobset=JS)
+    causes, symptoms = feed(model, _node_rec(T0, "compute.instances.preempted projects/p/zones/z/instances/"
+                                                 "gke-c-tpu-np-1-0a1b2c3d-abcd Instance was preempted."),
+                            _event(T0 + 3 * 60 * NS, _NO_VICTIMS, pod=f"{JS}-worker-1-0-zzzzz"))
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    assert v.failure_class == "spot_preemption"
+    assert "hot_swap_failure" in [h.failure_class for h in v.ranked]
+
+
+def test_a_standby_preempted_for_the_replacement_is_hot_swap_evidence():
+    """The scheduler's Preempted event on another workload's pod: a standby made room, so the hot swap was under way."""
+    model = Workload(jobset=JS, cluster="c")
+    causes, symptoms = feed(
+        model, _node_rec(T0, "compute.instances.hostError projects/p/zones/z/instances/gke-c-tpu-np-1-0a1b2c3d-abcd"),
+        _event(T0 + 60 * NS, "Preempted: Preempted by pod 4ac849e5 on node gke-c-tpu-np-standby-5e0c91ad-q4tn",
+               pod="eval-standby-worker-0-0-k2m7q"),
+        _event(T0 + 90 * NS, "FailedScheduling: 0/14 nodes are available: 4 Insufficient google.com/tpu. preemption: not "
+                             "eligible due to a terminating pod on the nominated node.", pod=f"{JS}-worker-1-0-zzzzz"))
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    assert v.failure_class == "hot_swap_failure"
+    assert ("NodePool", "tpu-np-standby") in {(e.kind, e.name) for e in entities(model, v.root, v.symptoms)}
+
+
+def test_the_standby_preemption_event_is_read_live_and_in_replay():
+    from skill.engine import _belongs
+
+    assert 'jsonPayload.reason="Preempted"' in next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS)) if q.name == "events")
+    assert _belongs({"kind": "Event", "reason": "Preempted", "involvedObject": {"kind": "Pod", "name": "standby-0"}}, JS)
+
+
+def test_a_node_fault_names_the_pod_on_the_node_and_the_container_that_failed():
+    """The kernel killed a process on a node: name the JobSet's pod there and the container that failed after it."""
+    model = Workload(jobset=JS)
+    node, pod = "gke-c-tpu-np-0-0a1b2c3d-abcd", f"{JS}-worker-0-2-k6sa7"
+    model.add_record(Record(id="sch", ts=T0 - 600 * NS, source="event", log="events", kind="Pod", obj=pod, pod=pod,
+                            reason="Scheduled", text=f"Scheduled: Successfully assigned default/{pod} to {node}"))
+    causes, symptoms = feed(
+        model, Record(id="oom", ts=T0, source="serial", log="serialconsole.googleapis.com/serial_port_1_output", node=node,
+                      text="[ 1623.49] Out of memory: Killed process 48211 (server) total-vm:471203448kB"),
+        _event(T0 + 20 * NS, f"BackOff: Back-off restarting failed container pathways-worker in pod {pod}_default(x)", pod=pod))
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    got = {(e.kind, e.name) for e in entities(model, v.root, v.symptoms)}
+    assert {("Node", node), ("Pod", pod), ("Container", f"{pod}/pathways-worker")} <= got
+
+
+def test_the_newer_kernel_oops_wording_is_a_kernel_fault():
+    rec = Record(id="k", ts=T0, source="serial", log="serialconsole.googleapis.com/serial_port_1_output", node="n1",
+                 text="[ 1856.331907] BUG: kernel NULL pointer dereference, address: 0000000000000010")
+    assert "node_kernel_error" in {s.target for s in M.match(rec)}

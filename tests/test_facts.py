@@ -162,3 +162,10 @@ def test_a_fatal_severity_is_an_error_line_without_its_glog_prefix():
     assert [s.target for s in Matcher().match(rec)] == ["error_line"]
     quiet = Record(id="q", ts=1, source="container", log="stderr", text="all good", severity="ERROR", pod=POD)
     assert Matcher().match(quiet) == []
+
+
+def test_a_json_api_download_url_names_its_bucket_not_download():
+    from skill.facts import JSON_API, XML_API
+
+    url = "403 GET https://storage.googleapis.com/download/storage/v1/b/orchid-models-shared/o/llama%2F_METADATA?alt=media"
+    assert JSON_API.search(url).group(1) == "orchid-models-shared" and not XML_API.search(url)

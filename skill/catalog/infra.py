@@ -75,7 +75,10 @@ NODE_KERNEL_ERROR = FailureClass(
         # A read-only root or data filesystem breaks every later write and container creation on the node.
         Pattern(r"^(?:ReadonlyFilesystem|FilesystemIsReadOnly): |Node condition ReadonlyFilesystem is now: True", 0.9,
                 ("event",), entities=("Node",)),
-        Pattern(r"BUG: unable to handle (?:kernel )?(?:NULL pointer dereference|paging request)|Kernel panic|kernel BUG at", 0.9,
+        # The kernel's oops in its older ("unable to handle kernel NULL pointer dereference") and newer ("kernel NULL
+        # pointer dereference, address: ...", "unable to handle page fault") wordings, and general protection faults.
+        Pattern(r"BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|kernel NULL pointer dereference)"
+                r"|general protection fault(?:, probably for non-canonical address)?:? [0-9a-fx]+|Kernel panic|kernel BUG at", 0.9,
                 ("serial", "node"), entities=("Node",)),
         Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",)),
         # CPU lockups and RCU stalls: the kernel's watchdogs saying the host stopped scheduling.
