@@ -148,6 +148,12 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = ()) -> list[E
                 killed = [c.name for c in pod.containers.values() if c.last_exit_code == 137 or c.last_reason == "OOMKilled"]
                 for c in killed or _failed_containers(pod.name, root.first_ts, list(symptoms))[:1]:
                     out.setdefault(("Container", f"{pod.name}/{c}"), None)
+    if cls.names_images:
+        for kind, name in list(out):
+            pod, _, container = name.partition("/")
+            c = model.pods[pod].containers.get(container) if kind == "Container" and pod in model.pods else None
+            if c and c.image:
+                out.setdefault(("Image", c.image), None)
     if cls.names_jobset and model.jobset:
         out.setdefault(("JobSet", model.jobset), None)
     return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]

@@ -64,12 +64,16 @@ IFRT_VERSION_MISMATCH = FailureClass(
         Fix("Pin the server and proxy images to the client's JAX version instead of latest: --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-<client jax.__version__> --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-<same>; or upgrade jax/jaxlib in the client image to match.", None, "low"),
     ),
     names_jobset=True,
+    names_images=True,
 )
 
 PROXY_BACKEND_NOT_REGISTERED = FailureClass(
     id="proxy_backend_not_registered", title="JAX_PLATFORMS=proxy but the proxy backend is not registered", phase="connect",
     component="JAX client (pathwaysutils)",
     patterns=(
+        # Why the backend was never registered: the client could not import pathwaysutils (the line that says so first).
+        Pattern(r"(?i)pathwaysutils.{0,40}(?:import failed|not (?:installed|found|available))|No module named '?pathwaysutils",
+                0.4, ("container",), entities=("Pod", "Container"), support=True, note="the client could not import pathwaysutils"),
         # the client's image lacks what registers the backend (pathwaysutils): the image is what to fix
         Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container", "Image")),
         Pattern(r"Unknown backend:? '?proxy'?", 0.8, ("container",), entities=("Pod", "Container", "Image")),
@@ -82,6 +86,7 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
         Fix("Install pathwaysutils in the client image and register the backend before any JAX call: `pip install pathwaysutils`, then `import pathwaysutils; pathwaysutils.initialize()` at the very top of the entry point (before importing modules that touch jax.devices() at import time). 'known backends' without 'proxy' means it was never registered.", None, "low"),
     ),
     names_jobset=True,
+    names_images=True,
 )
 
 LIBTPU_MISMATCH = FailureClass(
@@ -107,6 +112,7 @@ LIBTPU_MISMATCH = FailureClass(
         Fix("Confirm the device is not held by another process before chasing versions (a busy device can look like a PJRT mismatch: look for 'Device or resource busy' or a libtpu lockfile earlier in the log).", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --previous --tail=200", "read-only"),
         Fix("Run the official server image, whose libtpu matches its binary: xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} (same tag for --proxy-server-image); if you need a newer libtpu, take it from a newer official jax-<X> server tag and move the client to the same jax, instead of copying a libtpu.so into the image or setting TPU_LIBRARY_PATH.", None, "low"),
     ),
+    names_images=True,
 )
 
 _SIDECAR = ("colocated-python-sidecar",)
@@ -150,6 +156,9 @@ PROXY_UNREACHABLE = FailureClass(
     id="proxy_unreachable", title="The client cannot reach the IFRT proxy", phase="connect",
     component="JAX client -> pathways-proxy",
     patterns=(
+        # The client's first tries, before it gives up: the address it dialled and what the network answered.
+        Pattern(r"(?i)(?:IFRT )?proxy connection attempt \d+ to \S+ failed", 0.4, ("container",), entities=("Pod", "Container"),
+                support=True, note="the client's connection attempts to the proxy failed"),
         Pattern(r"Unable to establish connection to ifrt_proxy server", 0.95, ("container",), entities=("Pod", "Container"),
                 check=_not_cancelled),
         Pattern(r"Unable to initialize backend 'proxy': (?:UNAVAILABLE|DEADLINE_EXCEEDED)", 0.85, ("container",),

@@ -17,6 +17,9 @@ _CORDON = (
 TPU_HARDWARE_FAILURE = FailureClass(
     id="tpu_hardware_failure", title="A TPU chip, host or ICI link is faulty", phase="run", component="TPU host / chip",
     patterns=(
+        # A device that stops acknowledging program launches: the host-side view of a chip going bad.
+        Pattern(r"Launch \d+ of \S+ on local device \d+ not acknowledged", 0.3, ("container",), entities=("Pod",),
+                support=True, note="a local TPU device stopped acknowledging launches"),
         Pattern(r"observed errors are: \[(?:Hardware|Network|Power)\]", 0.95),
         Pattern(r"!!!! FATAL ERROR !!!!", 0.9),
         Pattern(r"Received Error Interrupt! fatal: true", 0.9),

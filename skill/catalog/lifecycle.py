@@ -43,6 +43,9 @@ WORKLOAD_STALLED = FailureClass(
 ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
     id="elastic_recovery_exhausted", title="Elastic training gave up", phase="run", component="pathwaysutils elastic manager",
     patterns=(
+        # A worker that cannot register with the resource manager says why (DNS, refused, wrong address).
+        Pattern(r"(?i)registration with (?:the )?resource manager \S+ failed", 0.4, ("container",), entities=("Pod",),
+                support=True, note="a worker could not register with the resource manager"),
         Pattern(r"ElasticRuntimeError", 0.9, entities=("Pod", "Container")),
         Pattern(r"Timed out waiting for \d+ slices", 0.95, entities=("Pod", "Container")),
         Pattern(r"Retry policy rejected retry", 0.8, entities=("Pod", "Container")),

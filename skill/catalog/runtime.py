@@ -133,6 +133,9 @@ MEGASCALE_HANG = FailureClass(
     id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
     component="MegaScale / DCN collectives",
     patterns=(
+        # The hang detector's digest: what was outstanding between which slices when it fired.
+        Pattern(r"(?:DCN|ICI): \d+ (?:receives|sends|transfers) outstanding on slice \d+", 0.3, ("container",), entities=("Pod",),
+                support=True, note="the hang detector's count of outstanding transfers"),
         Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95, entities=_PJ),
         Pattern(r"Megascale detects a hang but cannot determine the root cause", 0.9, entities=_PJ),
         Pattern(r"Megascale detects a hang", 0.85, check=_not_bad_chips, entities=_PJ),
