@@ -55,6 +55,8 @@ def excerpt(text: str) -> str:
 
 
 SAME_MOMENT_NS = 5 * 1_000_000_000
+RESTART_GAP_NS = 60 * 1_000_000_000  # the same line this much later on one pod: a later run of its container
+MAX_LATEST = 2
 _WORKER_ORDINAL = re.compile(r"-worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
 
 
@@ -104,14 +106,21 @@ def _node_of(s: Signal) -> str | None:
 
 
 def _latest_attempt(root: Hypo) -> list[Signal]:
-    """The root cause's own line in the latest attempt, when the JobSet recreated the pods since the first: the same
-    signature on a pod the primary lines do not name, the latest of them (the pod one can still inspect)."""
+    """The root cause's own line the latest time it happened, when that is a later attempt (the JobSet or the kubelet
+    restarted the pods or the container since the first): per signature and side (client on the head, or the rest),
+    the latest line, if it is on another pod than the first or a restart later on the same pod (the one still there)."""
     primary = _primary(root) if root.signals else []
-    regexes, pods = {s.pattern.regex for s in primary}, {_pod_of(s) for s in primary}
-    later = [s for s in root.strong_signals if s.pattern.regex in regexes and _pod_of(s) not in pods
-             and s.ts > max((p.ts for p in primary), default=0)]
-    return [max(later, key=lambda s: s.ts)] if later else []
-
+    regexes = {s.pattern.regex for s in primary}
+    groups: dict[tuple[str, bool], list[Signal]] = {}
+    for s in root.strong_signals:
+        if s.pattern.regex in regexes and _pod_of(s):
+            groups.setdefault((s.pattern.regex, is_head_pod(_pod_of(s))), []).append(s)
+    out = []
+    for sigs in groups.values():
+        first, last = min(sigs, key=lambda s: s.ts), max(sigs, key=lambda s: s.ts)
+        if last is not first and (_pod_of(last) != _pod_of(first) or last.ts - first.ts > RESTART_GAP_NS):
+            out.append(last)
+    return sorted(out, key=lambda s: s.ts)[-MAX_LATEST:]
 
 _FAILED_CONTAINER = re.compile(r"(?:failed container|[Cc]ontainer) \"?([a-z0-9][a-z0-9-]*)\"?")
 
