@@ -10,7 +10,7 @@ import jinja2
 from .catalog import BY_ID, HEALTHY, SYMPTOMS, VERDICT_SOURCES
 from .catalog.scheduling import INVALID_FIELD
 from .catalog.types import PATHWAYS_CONTAINERS, Text
-from .classify import Hypo
+from .classify import Hypo, activity
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
 from .facts import GLOG
@@ -306,6 +306,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
+        "progress_seen": "yes" if activity(model) else "",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
                                   else f"a process in {pod}")),

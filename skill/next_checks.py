@@ -4,7 +4,7 @@ are the commands), so a new class brings its checks with it. Pure: no I/O."""
 
 from __future__ import annotations
 
-from .catalog import BY_ID, HEALTHY, UNKNOWN, FailureClass
+from .catalog import BY_ID, CLASSES, HEALTHY, UNKNOWN, FailureClass
 from .classify import CANDIDATE, Verdict
 from .diagnosis import NextCheck
 from .query import quote
@@ -12,6 +12,8 @@ from .query import quote
 FIRM = 0.9  # at or above this confidence the diagnosis carries no next checks (answers there are nearly always right)
 MAX_CANDIDATES = 3
 MAX_REGEX = 3000  # a filter an engineer can paste; the class's strongest signatures first
+STALL = next(c.id for c in CLASSES if c.absence and c.absence.kind == "progress_stopped")  # a run that stopped stepping
+PROGRESS_RX = r"(?i)\bstep\b[\s:=#]*\d+|Completed [0-9]+ program launches"
 
 
 def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
@@ -28,6 +30,18 @@ def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
                     + (f"; if they are absent, {', '.join(others)} remain" if others else "") + ".")
         out.append(NextCheck(question=question, tells_apart=leading, filter=signature_filter(cls, ctx),
                              command=_first_read_only(cls, ctx, render)))
+    if v.failure_class == HEALTHY and not out:
+        # nothing failed, but nothing shows the program running yet: the check is whether it has stepped since
+        jobset, ns = ctx.get("jobset", "<jobset>"), ctx.get("namespace", "default")
+        out.append(NextCheck(
+            question="Has the program logged a training step (or the workers a program launch) since the data ended? "
+                     "Steps mean start-up finished; none long after the slices became ready means a stall.",
+            tells_apart=[HEALTHY, STALL],
+            filter=f'resource.type="k8s_container" resource.labels.pod_name:{quote(jobset + "-")} '
+                   f'(textPayload=~{quote(PROGRESS_RX)} OR jsonPayload.message=~{quote(PROGRESS_RX)})',
+            command=f"kubectl logs {ctx.get('head_pod', '<head pod>')} -n {ns} -c {ctx.get('user_container', 'jax-tpu')} "
+                    "--since=10m --tail=50"))
+        return out
     if v.failure_class == UNKNOWN or not out:
         jobset, ns = ctx.get("jobset", "<jobset>"), ctx.get("namespace", "default")
         out.append(NextCheck(

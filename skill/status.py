@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .catalog import BY_ID, HEALTHY
+from .catalog import BY_ID, CLASSES, HEALTHY
 from .model import Workload
 from .signals import Signal
 
 NS = 1_000_000_000
+# The catalog's stall window (progress_stopped): before it has passed since the slices became ready, a run without
+# steps may still be compiling.
+STALL_WINDOW_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 STUCK_PENDING_NS = 5 * 60 * NS  # unschedulable this long after the last restart, to the end: stalled
 
 
@@ -88,6 +91,15 @@ def _pending(r: Run) -> bool:
     return bool(BY_ID[r.root].status_when_root) or (bool(pending) and r.root != HEALTHY)
 
 
+def starting(m: Workload) -> int | None:
+    """When every slice became ready, if the program has not been seen running and that was less than the stall
+    window before the end of the data: the first compile may still be running, nothing has had time to stall."""
+    ready = [s.ts for s in m.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+    if not ready or m.progress or m.milestones.get("worker_launches"):
+        return None
+    return max(ready) if m.now - max(ready) < STALL_WINDOW_NS else None
+
+
 def _degraded(r: Run) -> bool:
     lost = [s.ts for s in r.symptoms if s.target == "data_loss"]
     return bool(lost) and r.model.last_progress is not None and r.model.last_progress.ts > min(lost)
@@ -119,6 +131,10 @@ ROWS: tuple[Row, ...] = (
         _degraded),
     Row("healthy", "no failure, progress seen", "no failure is the verdict and progress or program launches were seen",
         lambda r: r.root == HEALTHY and bool(r.activity)),
+    Row("healthy", "starting, on track so far", "no failure is the verdict, every slice became ready and the data ends "
+        f"less than {STALL_WINDOW_NS // NS // 60} min after it, before any step: start-up is on track so far (the "
+        "diagnosis says the evidence is insufficient to call the run healthy)",
+        lambda r: r.root == HEALTHY and starting(r.model) is not None),
     Row("stalled", "no failure, no progress seen", "no failure is the verdict but nothing shows the program running: "
         "health is not claimed without evidence of it (the diagnosis says the evidence is insufficient)",
         lambda r: r.root == HEALTHY),

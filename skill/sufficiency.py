@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .catalog import BY_ID, CLASSES, HEALTHY, UNKNOWN
 from .classify import STRONG, Verdict, activity
+from .status import starting
 from .diagnosis import Sufficiency
 from .model import Workload
 
@@ -13,7 +14,11 @@ NS = 1_000_000_000
 
 def sufficiency(m: Workload, v: Verdict) -> Sufficiency:
     reasons: list[str] = []
-    if v.failure_class == HEALTHY and not activity(m):
+    if v.failure_class == HEALTHY and not activity(m) and (ready := starting(m)) is not None:
+        reasons.append(f"every slice became ready {(m.now - ready) // NS // 60} min before the end of the data and no "
+                       "step has been logged yet (the first compile may still be running): start-up is on track so far, "
+                       "but nothing yet shows the program running; export again after the first steps")
+    elif v.failure_class == HEALTHY and not activity(m):
         reasons.append("no progress line (step, loss) and no program-launch report in the data: nothing shows the "
                        "program running, so health is not claimed")
     if v.failure_class == UNKNOWN:

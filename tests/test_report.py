@@ -52,7 +52,7 @@ def test_report_says_things_once_and_in_order():
 
 def test_healthy_report_does_not_stutter():
     text = _report("case-002")
-    assert "healthy (healthy)" not in text and "**The workload is healthy.**" in text
+    assert "healthy (healthy)" not in text and "**No failure detected.**" in text
     assert "Cloud Logging requests" not in text
     assert re.search(r"Replayed \d+ exported files: \d+ log entries read", text)
 

@@ -84,6 +84,22 @@ def test_healthy_needs_progress_seen():
     assert status(model(), root=HEALTHY) == ("stalled", "no failure, no progress seen")
 
 
+def _ready(m: Workload, minutes_before_end: int) -> Workload:
+    m.add_milestone(Signal("milestone", "slices_ready", Pattern("x"),
+                           Record(id="r", ts=m.now - minutes_before_end * 60 * NS, source="container", log="stderr",
+                                  text="*** 2/2 Pathways Slices Now Ready ***"), {"ready": "2", "total": "2"}))
+    return m
+
+
+def test_slices_just_ready_without_steps_is_starting_not_stalled():
+    """Every slice ready 3 min before the data ends, no step yet: the first compile may still run (h122's export)."""
+    assert status(_ready(model(), 3), root=HEALTHY) == ("healthy", "starting, on track so far")
+    # ... but long after the slices became ready, no step at all is not "starting" any more
+    assert status(_ready(model(), 25), root=HEALTHY) == ("stalled", "no failure, no progress seen")
+    # ... and a failure verdict is never "starting"
+    assert status(_ready(model(), 3))[1] != "starting, on track so far"
+
+
 def test_pending_with_a_failure_verdict_and_absence_classes_are_stalled():
     m = model()
     pod(m, WORKER, "Pending")
