@@ -69,7 +69,7 @@ class Status(Evaluator):
                           f"expected {case.expected.status}, got {run.diagnosis.status}")
 
 
-def _entity(kind: str, name: str) -> tuple[str, str]:
+def entity_key(kind: str, name: str) -> tuple[str, str]:
     """One entity however it is spelled: a bucket with or without its gs:// scheme (and a trailing slash) is one bucket."""
     if kind == "Bucket":
         name = name.removeprefix("gs://").rstrip("/")
@@ -77,14 +77,14 @@ def _entity(kind: str, name: str) -> tuple[str, str]:
 
 
 def _entities(run: AgentRun) -> set[tuple[str, str]]:
-    return {_entity(e.kind, e.name) for e in run.diagnosis.root_cause.entities}
+    return {entity_key(e.kind, e.name) for e in run.diagnosis.root_cause.entities}
 
 
 class EntityRecall(Evaluator):
     name = "entity_recall"
 
     def evaluate(self, case, run):
-        want = {_entity(e.kind, e.name) for e in case.expected.root_cause_entities}
+        want = {entity_key(e.kind, e.name) for e in case.expected.root_cause_entities}
         if not want:
             return self.check(True, "no entities expected", 1.0)
         missing = want - _entities(run)
@@ -98,7 +98,7 @@ class EntityPrecision(Evaluator):
 
     def evaluate(self, case, run):
         got = _entities(run)
-        want = {_entity(e.kind, e.name) for e in case.expected.root_cause_entities}
+        want = {entity_key(e.kind, e.name) for e in case.expected.root_cause_entities}
         value = len(got & want) / len(got) if got else 1.0
         return self.check(True, f"{len(got & want)}/{len(got)} reported entities expected", value)
 

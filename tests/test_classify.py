@@ -72,9 +72,14 @@ def test_wrong_rm_address_implicates_the_jobset_not_the_head_or_its_node():
     assert [(e.kind, e.name) for e in entities(model, hypo)] == [("JobSet", JS)]
 
 
-def _render_healthy(model: Workload) -> str:
+def _render_healthy(model: Workload, progress_seen: str = "yes") -> str:
     template = BY_ID["no_failure_detected"].explanation
-    return _ENV.from_string(template).render(jobset=JS, finished=_finished(model, "jax-tpu"))
+    return _ENV.from_string(template).render(jobset=JS, finished=_finished(model, "jax-tpu"), progress_seen=progress_seen)
+
+
+def test_no_failure_without_progress_is_not_worded_as_making_progress():
+    text = _render_healthy(Workload(jobset=JS), progress_seen="")
+    assert "keeps making progress" not in text and "too early to call the run healthy" in text
 
 
 def test_a_completed_run_is_worded_as_finished_not_as_making_progress():
