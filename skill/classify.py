@@ -61,16 +61,29 @@ def combine(weights: list[float]) -> float:
 
 # Facts a pattern may need (Pattern.needs): False drops the match; unknown (None) keeps it.
 NEEDS = {
-    "spot_node": lambda model, s: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
+    "spot_node": lambda model, s, symptoms: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
+    "killed_the_workload": lambda model, s, symptoms: _killed_the_workload(model, s, symptoms),
 }
+KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
 
 
-def _hypotheses(model: Workload, causes: list[Signal]) -> dict[str, Hypo]:
+def _killed_the_workload(model: Workload, s: Signal, symptoms: list[Signal]) -> bool | None:
+    """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
+    log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
+    node = s.record.node or (s.record.obj if s.record.kind == "Node" else None)
+    pods = {p.name for p in model.pods.values() if p.node and p.node == node}
+    if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
+        return None
+    return any(x.target in ("container_failed", "crashloop", "pod_killed") and x.record.pod in pods
+               and s.ts - KILL_BEFORE_NS <= x.ts <= s.ts + KILL_AFTER_NS for x in symptoms)
+
+
+def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> dict[str, Hypo]:
     by_class: dict[str, list[Signal]] = {}
     for s in causes:
         if s.pattern.transient and _resolved(model, s):
             continue  # a scheduling or pull blip that resolved: the pod ran afterwards
-        if s.pattern.needs and not NEEDS[s.pattern.needs](model, s):
+        if s.pattern.needs and NEEDS[s.pattern.needs](model, s, symptoms) is False:
             continue  # e.g. a graceful node shutdown on a node known not to be Spot
         by_class.setdefault(s.target, []).append(s)
     hypos = {}
@@ -258,7 +271,7 @@ def thresholds() -> list[tuple[str, str]]:
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
-    hypos = _hypotheses(model, causes)
+    hypos = _hypotheses(model, causes, symptoms)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)) is not None:
             hypos[h.failure_class] = h

@@ -219,6 +219,23 @@ SUPPORT_WINDOW_NS = 15 * 60 * 1_000_000_000
 MAX_SUPPORT = 2
 
 
+def _frames_of(root: Hypo, cited: set[str]) -> list[Signal]:
+    """The traceback frame that names the raising component, for each cited exception line that rests on it (the
+    frame signal comes just before its exception line, from the same container)."""
+    by_id = {s.record.id: s for s in root.signals}
+    frames = [s for s in root.signals if s.pattern.support and s.pattern.regex.endswith(" (frame)")]
+    out = []
+    for rid in cited:
+        line = by_id.get(rid)
+        if line is None or line.pattern.support:
+            continue
+        near = [f for f in frames if (f.record.pod, f.record.container) == (line.record.pod, line.record.container)
+                and 0 <= line.ts - f.ts <= SAME_MOMENT_NS]
+        if near:
+            out.append(max(near, key=lambda f: f.ts))
+    return out
+
+
 def _support(root: Hypo) -> list[Signal]:
     """The root's supporting facts (Pattern.support): object facts, and lines close to the root cause in time."""
     first = _primary(root)[:1]
@@ -418,6 +435,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     for s in _first_host(v.root, _diverse(_primary(v.root))[:2]):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _latest_attempt(v.root):
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
+    for s in _frames_of(v.root, set(evidence)):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _support(v.root):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))

@@ -25,7 +25,9 @@ CPP_SOURCE = re.compile(r"\b([\w./-]+\.(?:cc|cpp|h)):\d+")
 HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
 EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Exhausted|Timeout|Failure)"
-                       r"|(?:[a-z_]\w*\.)+_?[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+                       r"|(?:[a-z_]\w*\.)+_?[A-Z]\w*"
+                       # the standard library's lower-case exception classes: zlib.error, socket.timeout, socket.gaierror
+                       r"|(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror))(?::\s?(?P<msg>.*))?$")
 CODE = re.compile(r"\b(" + "|".join(STATUS_CODES) + r")\b")
 HTTP = re.compile(r"(?:\bHTTP(?:/[\d.]+)?\s*|\bstatus(?:[ _]code)?\s*[=:]?\s*|\bcode\s*[=:]\s*|^|:\s|\b(?:GET|PUT|POST|PATCH|DELETE)\b.{0,20}?)"
                   r"\b([45]\d\d)\b|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b"
@@ -39,7 +41,7 @@ XML_API = re.compile(r"storage\.googleapis\.com/(?!storage/|upload/|download/)([
 # A cheap first look: could any line of this text be a traceback's header or frame, or carry an exception, a status
 # code, an HTTP status or an errno? (_read decides; this only keeps the rest of the records out of memory.)
 MAYBE = re.compile(r"Traceback|File \"|[A-Za-z](?:Error|Exception|Exit|Interrupt|Exhausted|Timeout|Failure)\b|"
-                   r"\b[a-z_]\w*\.(?:\w+\.)*_?[A-Z]\w*:|"
+                   r"\b[a-z_]\w*\.(?:\w+\.)*_?[A-Z]\w*:|\b[a-z_]\w*\.(?:error|timeout|herror|gaierror):|"
                    r"\b(?:" + "|".join(STATUS_CODES) + r")\b|\b[45]\d\d\b|\[Errno|"
                    + "|".join(re.escape(n) for n in HTTP_NAMES))
 _COMPONENTS = [(name, re.compile(rx)) for name, rx in COMPONENTS]
@@ -64,6 +66,7 @@ class Fact:
     url: str = ""  # gs://bucket/object, or an absolute local path, when the line names one
     errno: str = ""  # the errno name of an OSError ([Errno 30] -> EROFS)
     role: str = ""  # what the workload uses that object for ("" unknown)
+    frame: Record | None = None  # the entry of the frame that raised (raised_in), when it is its own entry
 
 
 def component(path: str) -> str:
@@ -143,7 +146,7 @@ class FactReader:
     def facts(self, roles: Roles) -> list[Fact]:
         out: list[Fact] = []
         for lines in self._lines.values():
-            frames: list[str] = []
+            frames: list[tuple[str, Record]] = []
             last_ts = 0
             for ts, _, rec in sorted(lines, key=lambda t: (t[0], t[1])):
                 if frames and ts - last_ts > FRAME_GAP_NS:
@@ -154,7 +157,7 @@ class FactReader:
                     if HEADER.match(line):
                         frames = []
                     elif (m := FRAME.match(line)) is not None:
-                        frames.append(m.group("path"))
+                        frames.append((m.group("path"), rec))
                     elif line[:1].isspace():
                         continue  # a source line under a frame
                     elif (fact := _read(rec, line, frames, roles, glog.group(1) if glog else "")) is not None:
@@ -164,7 +167,7 @@ class FactReader:
         return out
 
 
-def _read(rec: Record, line: str, frames: list[str], roles: Roles, glog_file: str = "") -> Fact | None:
+def _read(rec: Record, line: str, frames: list[tuple[str, Record]], roles: Roles, glog_file: str = "") -> Fact | None:
     """The fact on one error line (with the frames that led to it), or None when it carries nothing structural."""
     m = EXCEPTION.match(line)
     exception, message = (m.group("type"), m.group("msg") or "") if m else ("", line)
@@ -175,12 +178,14 @@ def _read(rec: Record, line: str, frames: list[str], roles: Roles, glog_file: st
     errno = errno_name(line)
     if not (exception or codes or http or errno) or (not exception and RETRY.search(line)):
         return None  # a request being retried is not yet a failure; the error that ends the retries is
-    comps = [component(p) for p in frames]
-    raised = next((c for c in reversed(comps) if c not in _SKIPPED), "")
+    comps = [component(p) for p, _ in frames]
+    at = next((i for i in range(len(comps) - 1, -1, -1) if comps[i] not in _SKIPPED), None)
+    raised = comps[at] if at is not None else ""
+    frame = frames[at][1] if at is not None and frames[at][1] is not rec else None
     files = [glog_file, *CPP_SOURCE.findall(line)]
     sources = frozenset(n for f in files if f for n, rx in _SOURCES if rx.search(f))
     return Fact(rec, exception, message, raised, frozenset(comps), sources, codes, http, url, errno,
-                roles.of(url) if url else "")
+                roles.of(url) if url else "", frame)
 
 
 def errno_name(line: str) -> str:
@@ -243,6 +248,18 @@ def fact_signals(facts: list[Fact]) -> list[Signal]:
     out = []
     for f in facts:
         groups = {k: v for k, v in (("component", f.raised_in), ("url", f.url), ("role", f.role)) if v}
-        out += [Signal("cause", cls.id, _pattern(r), f.record, groups) for cls in CLASSES for r in cls.facts
-                if matches(r, f)]
+        held = [(cls, r) for cls in CLASSES for r in cls.facts if matches(r, f)]
+        out += [Signal("cause", cls.id, _pattern(r), f.record, groups) for cls, r in held]
+        # the frame that names the raising component, when the rule rests on it: cited beside the exception line
+        out += [Signal("cause", cls.id, _frame_pattern(r), f.frame, groups) for cls, r in held if r.raised_in and f.frame]
     return out
+
+
+_FRAME_PATTERNS: dict[FactRule, Pattern] = {}
+
+
+def _frame_pattern(rule: FactRule) -> Pattern:
+    if rule not in _FRAME_PATTERNS:
+        _FRAME_PATTERNS[rule] = Pattern(rule.key + " (frame)", 0.1, ("container",), support=True,
+                                        note="the frame the error was raised from")
+    return _FRAME_PATTERNS[rule]

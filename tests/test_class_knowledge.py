@@ -38,6 +38,6 @@ def test_every_id_the_catalog_names_is_a_class(cls):
     if cls.absence:
         assert cls.absence.kind in ABSENCE_CHECKS and set(cls.absence.refine) <= set(REFINE)
         assert not cls.patterns  # decided from absence, not from signatures
-    pattern_ids = {p.id for p in cls.patterns if p.id}
+    pattern_ids = {p.id for p in cls.patterns if p.id} | {r.id for r in cls.facts if r.id}
     for variant in cls.fixes + (cls.explanation if isinstance(cls.explanation, tuple) else ()):
         assert set(variant.when) | set(variant.unless) <= pattern_ids

@@ -352,3 +352,21 @@ def test_the_newer_kernel_oops_wording_is_a_kernel_fault():
     rec = Record(id="k", ts=T0, source="serial", log="serialconsole.googleapis.com/serial_port_1_output", node="n1",
                  text="[ 1856.331907] BUG: kernel NULL pointer dereference, address: 0000000000000010")
     assert "node_kernel_error" in {s.target for s in M.match(rec)}
+
+
+def test_a_node_daemon_killed_for_memory_is_not_the_workloads_oom():
+    """The kernel killed fluent-bit on the head's node and nothing of the JobSet failed with it: not host_oom."""
+    model = Workload(jobset=JS)
+    node = "gke-c-cpu-np-60b180aa-h5zk"
+    model.add_record(Record(id="sch", ts=T0 - 600 * NS, source="event", log="events", kind="Pod", obj=HEAD, pod=HEAD,
+                            reason="Scheduled", text=f"Scheduled: Successfully assigned default/{HEAD} to {node}"))
+    oom = Record(id="oom", ts=T0, source="event", log="events", kind="Node", obj=node, node=node,
+                 text="OOMKilling: Memory cgroup out of memory: Killed process 48213 (fluent-bit) total-vm:1184532kB")
+    causes, symptoms = feed(model, oom)
+    model.now = T0 + 30 * 60 * NS
+    assert "host_oom" not in {h.failure_class for h in classify(model, causes, symptoms).ranked}
+    # ... but the same kill followed by the head's container failing is the workload's memory
+    causes, symptoms = feed(model, oom, Record(id="t", ts=T0 + 5 * NS, source="object", log="pods", kind="Pod", obj=HEAD,
+                                              pod=HEAD, container="jax-tpu",
+                                              text="container jax-tpu terminated: reason=Error exitCode=137 restartCount=0"))
+    assert classify(model, causes, symptoms).failure_class == "host_oom"

@@ -46,7 +46,7 @@ def test_a_traceback_split_one_line_per_entry_is_read_as_one():
     [fact] = read(lines(*ORBAX_TB))
     assert (fact.exception, fact.raised_in, fact.record.id) == ("ValueError", "checkpoint", "r4")
     assert "user" in fact.through
-    assert [s.target for s in fact_signals([fact])] == ["checkpoint_failure"]
+    assert [s.target for s in fact_signals([fact]) if not s.pattern.support] == ["checkpoint_failure"]
 
 
 def test_the_same_traceback_in_one_entry_and_out_of_arrival_order():
@@ -169,3 +169,25 @@ def test_a_json_api_download_url_names_its_bucket_not_download():
 
     url = "403 GET https://storage.googleapis.com/download/storage/v1/b/orchid-models-shared/o/llama%2F_METADATA?alt=media"
     assert JSON_API.search(url).group(1) == "orchid-models-shared" and not XML_API.search(url)
+
+
+def test_a_lower_case_stdlib_exception_raised_in_the_cache_is_a_cache_fact_with_its_frame():
+    """zlib.error is a class too: raised from the compilation cache's frames it is a cache failure, and the frame that
+    names the cache is kept beside the exception line (cited with it)."""
+    from skill.facts import EXCEPTION, FactReader, Roles, fact_signals
+    from skill.records import Record
+
+    assert EXCEPTION.match("zlib.error: Error -3 while decompressing data: incorrect header check").group("type") == "zlib.error"
+    lines = ["Traceback (most recent call last):",
+             '  File "/app/train.py", line 311, in <module>',
+             '  File "/usr/local/lib/python3.12/site-packages/jax/_src/compilation_cache.py", line 180, in decompress_executable',
+             "    return zlib.decompress(executable)",
+             "zlib.error: Error -3 while decompressing data: incorrect header check"]
+    reader = FactReader()
+    for i, text in enumerate(lines):
+        reader.add(Record(id=f"l{i}", ts=1_000 + i, source="container", log="stderr", text=text, pod="p", container="jax-tpu"))
+    facts = reader.facts(Roles())
+    assert [(f.exception, f.raised_in, f.frame.id if f.frame else None) for f in facts] == [("zlib.error", "compilation_cache", "l2")]
+    sigs = fact_signals(facts)
+    assert {s.target for s in sigs} == {"compilation_cache_failure"}
+    assert {s.record.id for s in sigs if s.pattern.support} == {"l2"} and "decompress" in {s.pattern.id for s in sigs}

@@ -61,12 +61,15 @@ HOST_OOM = FailureClass(
     component="host memory (container limit or node)",
     patterns=(
         Pattern(r"terminated: reason=OOMKilled", 0.97, ("object",), entities=("Pod", "Container", "Node")),
-        Pattern(r"^OOMKilling: ", 0.9, ("event",), entities=("Node",)),
+        # The kernel's kills on a node count when one of the JobSet's containers there failed with them (classify.NEEDS):
+        # a log agent or other node daemon killed on the head's node is not the workload's memory.
+        Pattern(r"^OOMKilling: ", 0.9, ("event",), entities=("Node",), needs="killed_the_workload"),
         Pattern(r"Memory cgroup out of memory: Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.9, ("node", "serial", "event"),
-                entities=("Node",)),
-        Pattern(r"Out of memory: Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.9, ("node", "serial", "event"), entities=("Node",)),
-        Pattern(r"^SystemOOM: ", 0.85, ("event",), entities=("Node",)),
-        Pattern(r"TaskOOM", 0.7, ("node",), entities=("Node",)),
+                entities=("Node",), needs="killed_the_workload"),
+        Pattern(r"Out of memory: Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.9, ("node", "serial", "event"), entities=("Node",),
+                needs="killed_the_workload"),
+        Pattern(r"^SystemOOM: ", 0.85, ("event",), entities=("Node",), needs="killed_the_workload"),
+        Pattern(r"TaskOOM", 0.7, ("node",), entities=("Node",), needs="killed_the_workload"),
         Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node")),
     ),
     explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",

@@ -195,11 +195,17 @@ COMPILATION_CACHE_FAILURE = FailureClass(
             "gcloud storage ls -l '{{ bucket }}/**/compilation_cache/**' | tail -20", "read-only"),
         Fix("A 429 on a cache object is GCS's per-object mutation limit (about one write per second to the same object name): stagger restarts, and give each workload its own scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<workload>) so concurrent runs do not rewrite the same entries.",
             None, "low", when=("rate_limited",)),
+        Fix("An entry that cannot be decompressed (zlib.error 'incorrect header check') was written with zstandard by a JAX that had it installed; this client image lacks the package and falls back to zlib: install zstandard in the client image (pip install zstandard, or the jax[...] extra that brings it), or point jax_compilation_cache_dir at a fresh directory.",
+            None, "low", when=("decompress",)),
         Fix("Entries written by another server build cannot be loaded: after changing the server image (--server-image / jax-<version> tag), use a fresh scratch prefix (xpk --pathways-gcs-location=gs://<bucket>/<new-prefix>) or delete the old compilation_cache prefix.",
             None, "low", unless=("rate_limited",)),
     ),
     bucket_from_scratch=True,
     facts=(
+        # An entry that cannot be decompressed: JAX compresses entries with zstandard when the writer has it installed and
+        # falls back to zlib otherwise, so a reader without zstandard fails on entries a writer with it left behind.
+        FactRule(0.9, raised_in=("compilation_cache",), exception=r"zlib\.error|zstd|Zstd|[Dd]ecompress", id="decompress",
+                 note="a compilation cache entry could not be decompressed"),
         FactRule(0.85, raised_in=("compilation_cache",), exception=".",
                  note="an error raised from the JAX compilation cache's frames"),
         FactRule(0.85, role=("compilation_cache",), http=(404, 408, 409, 412, 429, 500, 502, 503, 504),

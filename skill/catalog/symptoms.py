@@ -44,6 +44,8 @@ SYMPTOMS = (
         Pattern(r"^[EF]\d{4} \d\d:\d\d:\d\d", 0.1, ("container",)),
         Pattern(r"(?i)\b(?:fatal|panic|segmentation fault|core dumped|aborted|check failed|exception)\b", 0.1, ("container",)),
         Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",)),
+        # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
+        Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
     ), failure=False, severities=FATAL_SEVERITIES),
     Symptom("pod_killed", "a pod was killed or terminated", (
