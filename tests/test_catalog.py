@@ -440,7 +440,7 @@ def test_templates_only_render_and_variants_name_signatures_of_their_class(c):
     """Which fix or explanation is shown is chosen by the ids of the signatures that matched (Fix/Text when, unless),
     never by searching the log text again inside a template."""
     assert not any("evidence_text" in t for t in _templates(c))
-    ids = {p.id for p in c.patterns if p.id}
+    ids = {p.id for p in c.patterns if p.id} | {r.id for r in c.facts if r.id}
     variants = list(c.fixes) + ([] if isinstance(c.explanation, str) else list(c.explanation))
     named = {i for v in variants for i in v.when + v.unless}
     assert named <= ids, sorted(named - ids)
