@@ -178,7 +178,8 @@ def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo
         return None
     minutes = gap // (60 * NS)
     return Hypo(cls.id, rule.score, [last], last.ts,
-                f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s")
+                f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s",
+                entity_kinds=("Pod", "Container"))  # the program that stopped stepping
 
 
 ABSENCE_CHECKS = {"milestone_missing": _milestone_missing, "progress_stopped": _progress_stopped}
@@ -274,6 +275,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     hypos = _hypotheses(model, causes, symptoms)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)) is not None:
+            # decided by absence; the class's supporting lines (why a worker never registered ...) stay with it
+            h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
@@ -301,7 +304,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         fatal = _first_fatal(symptoms)
         located = fatal or sorted(failure_syms, key=lambda s: s.ts)
         # the container whose line is the first fatal one is what to read next, with its pod and node
-        root = Hypo(UNKNOWN, 0.5, located, located[0].ts, (located[-1] if fatal else located[0]).record.text[:160],
+        said = [s for s in located if not s.record.text.startswith("PC: @")]
+        root = Hypo(UNKNOWN, 0.5, located, located[0].ts, (said[-1] if fatal else located[0]).record.text[:160],
                     entity_kinds=("Pod", "Container", "Node"))
         confidence = 0.5
     else:
@@ -328,7 +332,10 @@ def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
     lead = sorted({s.record.id: s for s in errors if s.record.pod == f.record.pod and s is not f
                    and (s.record.text[:1] == "E" if GLOG_LETTER.match(s.record.text) else s.record.severity == "ERROR")
                    and f.ts - 60 * NS <= s.ts <= f.ts}.values(), key=lambda s: s.ts)
-    return lead[-3:] + [f]
+    # absl's failure-signal handler prints where it stopped on the next line ("PC: @ 0x... function")
+    trail = [s for s in errors if s.record.pod == f.record.pod and s.record.text.startswith("PC: @")
+             and 0 <= s.ts - f.ts <= 2 * NS][:1]
+    return lead[-3:] + [f] + trail
 
 
 def _explained(h: Hypo, cands: list[Hypo]) -> bool:

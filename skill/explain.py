@@ -57,6 +57,7 @@ def excerpt(text: str) -> str:
 SAME_MOMENT_NS = 5 * 1_000_000_000
 RESTART_GAP_NS = 60 * 1_000_000_000  # the same line this much later on one pod: a later run of its container
 MAX_LATEST = 2
+CLIENT_ECHO_NS = 5 * 60 * 1_000_000_000  # the client's own error of the same class this soon after is the same failure
 _WORKER_ORDINAL = re.compile(r"-worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
 
 
@@ -85,9 +86,11 @@ def _primary(root: Hypo) -> list[Signal]:
     pod, node = _pod_of(strong[0]), _node_of(strong[0])
     same = [s for s in strong if (pod and _pod_of(s) == pod) or (node and _node_of(s) == node)]
     # The same error surfacing in the user's program (the client on the head) is what stopped the run: cite it too.
+    first = min((x.ts for x in same), default=strong[0].ts)
+    regexes = {x.pattern.regex for x in same}
     client = [s for s in strong if s not in same and s.record.source == "container" and s.record.pod
               and is_head_pod(s.record.pod) and s.record.container not in PATHWAYS_CONTAINERS
-              and s.pattern.regex in {x.pattern.regex for x in same}]
+              and (s.pattern.regex in regexes or 0 <= s.ts - first <= CLIENT_ECHO_NS)]
     # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
     client.sort(key=lambda s: s.ts)
     picked = client[:1]

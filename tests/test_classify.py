@@ -370,3 +370,24 @@ def test_a_node_daemon_killed_for_memory_is_not_the_workloads_oom():
                                               pod=HEAD, container="jax-tpu",
                                               text="container jax-tpu terminated: reason=Error exitCode=137 restartCount=0"))
     assert classify(model, causes, symptoms).failure_class == "host_oom"
+
+
+def test_an_absl_signal_dump_cites_the_frame_it_stopped_in():
+    model = Workload(jobset=JS)
+    w = f"{JS}-worker-0-2-iry6u"
+    causes, symptoms = feed(
+        model, line(T0, "*** SIGSEGV received at time=1770266061 on cpu 143 ***", container="pathways-worker", pod=w, rid="sig"),
+        line(T0 + 1000, "PC: @     0x55d4c1a3f2b8  (unknown)  pathways::RemoteBufferManager::ReleaseLocked()",
+             container="pathways-worker", pod=w, rid="pc"),
+        Record(id="t", ts=T0 + 2 * NS, source="object", log="pods", kind="Pod", obj=w, pod=w, container="pathways-worker",
+               text="container pathways-worker terminated: reason=Error exitCode=139 restartCount=1"))
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    assert v.failure_class == "unknown_failure" and {"sig", "pc"} <= {s.record.id for s in v.root.signals}
+    assert "SIGSEGV" in v.root.detail
+
+
+def test_a_worker_that_cannot_register_supports_slices_not_ready():
+    rec = line(T0, "W0128 15:41:14.349943    8541 rm_client.cc:148] Failed to register with resource manager "
+                   "old-pathways-head-0-0.old:29001: UNAVAILABLE: DNS resolution failed", container="pathways-worker", pod=WORKER)
+    assert [(s.target, s.pattern.support) for s in M.match(rec)] == [("slices_not_ready", True)]

@@ -11,7 +11,7 @@ _REPLACEMENT = ("tpu_capacity_unavailable", "tpu_quota_exceeded")
 SLICES_NOT_READY = FailureClass(
     id="slices_not_ready", title="The resource manager never reports all slices ready", phase="start",
     component="pathways-rm / worker registration",
-    patterns=(),  # decided from the workload model: the missing "n/n Pathways Slices Now Ready" milestone
+    # decided from the workload model (the missing "n/n Pathways Slices Now Ready" milestone); lines only support it
     explanation="The resource manager of {{ jobset }} never reported all slices ready ({{ detail }}), so the client waits on virtual slices without an error.",
     lookalikes=("tpu_capacity_unavailable", "image_pull_failure", "workload_stalled"),
     fixes=(
@@ -24,6 +24,12 @@ SLICES_NOT_READY = FailureClass(
         Fix("Regenerate the manifest so --instance_count equals the number of slices, --instance_type matches the TPU type and topology, and workers use --resource_manager_address=$(PATHWAYS_HEAD):29001 ({{ expected_rm_address }}).", None, "low"),
     ),
     names_jobset=True, status_when_root="stalled",
+    patterns=(
+        # A worker that cannot register with the resource manager says why (DNS, refused, wrong address).
+        Pattern(r"(?i)(?:registration with (?:the )?resource manager \S+ failed|(?:failed|unable) to register with (?:the )?resource manager)",
+                0.4, ("container",), entities=("Pod",),
+                support=True, note="a worker could not register with the resource manager"),
+    ),
     absence=Absence("milestone_missing", 0.75, 600, after="rm_serving", expect="slices_ready",
                     refine=("rm_address", "slice_count"), waiting="waiting"),
 )
@@ -43,9 +49,6 @@ WORKLOAD_STALLED = FailureClass(
 ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
     id="elastic_recovery_exhausted", title="Elastic training gave up", phase="run", component="pathwaysutils elastic manager",
     patterns=(
-        # A worker that cannot register with the resource manager says why (DNS, refused, wrong address).
-        Pattern(r"(?i)registration with (?:the )?resource manager \S+ failed", 0.4, ("container",), entities=("Pod",),
-                support=True, note="a worker could not register with the resource manager"),
         Pattern(r"ElasticRuntimeError", 0.9, entities=("Pod", "Container")),
         Pattern(r"Timed out waiting for \d+ slices", 0.95, entities=("Pod", "Container")),
         Pattern(r"Retry policy rejected retry", 0.8, entities=("Pod", "Container")),

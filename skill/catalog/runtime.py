@@ -32,6 +32,8 @@ HBM_OOM = FailureClass(
         Pattern(r"RESOURCE_EXHAUSTED: Attempting to (?:reserve|allocate) [\d.]+\s?[KMGT]i?B?\b.{0,80}(?:not possible|free)", 0.9,
                 entities=_PC),
         Pattern(r"RESOURCE_EXHAUSTED: Allocation \(size=\d+\) would exceed memory", 0.9, entities=_PC),
+        # The worker's buffer allocator, in its own words: "Failed to allocate 20.00G on TPU_5(0,1,1) HBM: 11.62G free ..."
+        Pattern(r"(?i)Failed to allocate [\d.]+\s?[KMGT]i?B? (?:on|in) \S+ HBM\b", 0.9, entities=_PC),
         Pattern(r"Exceeded (?:hbm|vmem) capacity by", 0.9, entities=_PC),
         # XLA:TPU's compile-time estimate: the program will not fit, so it stops before allocating anything.
         Pattern(r"(?i)Aborting compilation early because it'?s unlikely to have enough (?:device )?memory|"
@@ -160,6 +162,7 @@ MEGASCALE_HANG = FailureClass(
         Fix("Make images, XLA_FLAGS and LIBTPU_INIT_ARGS identical on all workers; move I/O barriers out of collectives; consider --megascale_abort_on_hangs=true so a hang becomes a restart; collect stacks with xpk --deploy-stacktrace-sidecar.", None, "low"),
         Fix("Capture what Google needs to debug the hang: rerun with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump (copy the dump to GCS with gcloud storage cp -r /tmp/xla_dump gs://<bucket>/) and --vmodule=real_program_continuator=1 on the workers (xpk --custom-pathways-worker-args).", None, "low"),
     ),
+    leans_on=("gce_audit",),  # a hang the detector cannot attribute may be a host event only the audit log shows
 )
 
 TPU_DEVICE_BUSY = FailureClass(

@@ -246,6 +246,9 @@ NODE_SELECTOR_MISMATCH = FailureClass(
         Pattern(r"0/\d+ nodes are available: .*didn't match Pod's node affinity/selector", 0.9, _EVENT, entities=("Pod",),
                 transient=True, check=_placement_not_selector_only),
         Pattern(r"didn't match Pod's node affinity/selector", 0.35, _EVENT, entities=("Pod",), transient=True),
+        # The autoscaler's view: no node pool could take the pod even after a scale-up, for the node-affinity predicate.
+        Pattern(r"no\.scale\.up\.mig\.failing\.predicate\W{1,12}parameters\W{1,12}NodeAffinity", 0.3, ("event",),
+                support=True, note="the autoscaler found no node pool whose nodes would match the selector"),
         Pattern(r"(?:Invalid topology!!!|invalid TPU topology for worker type|Unsupported TPU type|Invalid topology format)",
                 0.9, ("event", "object", "container"), entities=("Pod", "JobSet")),
         Pattern(r"didn't match pod anti-affinity rules", 0.6, _EVENT, entities=("Pod",), transient=True),

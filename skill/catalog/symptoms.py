@@ -47,6 +47,7 @@ SYMPTOMS = (
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
         Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
+        Pattern(r"^PC: @\s+0x[0-9a-f]+", 0.1, ("container",)),  # ... and the frame it stopped in
     ), failure=False, severities=FATAL_SEVERITIES),
     Symptom("pod_killed", "a pod was killed or terminated", (
         Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object")),
