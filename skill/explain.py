@@ -141,7 +141,7 @@ def _failed_containers(pod: str, since: int, symptoms: list[Signal]) -> list[str
     return out
 
 
-def entities(model: Workload, root: Hypo, symptoms: list[Signal] = ()) -> list[Entity]:
+def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers: list[Hypo] = ()) -> list[Entity]:
     out: dict[tuple[str, str], None] = {}
     for s in _primary(root):
         r = s.record
@@ -160,6 +160,13 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = ()) -> list[E
                 killed = [c.name for c in pod.containers.values() if c.last_exit_code == 137 or c.last_reason == "OOMKilled"]
                 for c in killed or _failed_containers(pod.name, root.first_ts, list(symptoms))[:1]:
                     out.setdefault(("Container", f"{pod.name}/{c}"), None)
+    # the interruption a failed recovery was meant to survive (the strongest that names a VM): its VM and node pool
+    nodes = (n for t in triggers for n in (_node_of(x) or model.node_of(_pod_of(x)) for x in t.strong_signals) if n)
+    if (node := next(nodes, None)) is not None:
+        out.setdefault(("Node", node), None)
+        m = _GKE_VM.search(node)
+        if m and model.cluster and m.group(1).startswith(f"gke-{model.cluster}-"):
+            out.setdefault(("NodePool", m.group(1)[len(f"gke-{model.cluster}-"):]), None)
     if cls.names_images:
         for kind, name in list(out):
             pod, _, container = name.partition("/")
@@ -428,7 +435,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     """The Diagnosis contract for one analysis. Every cited id comes from a record that was read."""
     m, v = a.model, a.verdict
     cls = BY_ID[v.failure_class]
-    ents = entities(m, v.root, v.symptoms)
+    triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
+    ents = entities(m, v.root, v.symptoms, triggers)
     ctx = context(m, v.root, ents)
     evidence: dict[str, Evidence] = {}
     for s in _diverse(_primary(v.root)) + _diverse(v.root.strong_signals):
@@ -448,8 +456,10 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
             evidence.setdefault(h.strong_signals[0].record.id, _evidence_item(h.strong_signals[0].record, m.project))
     for s in _failure_symptoms(v.symptoms)[:4]:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    if v.failure_class == HEALTHY and m.progress:
-        evidence.setdefault(m.progress[-1].record.id, _evidence_item(m.progress[-1].record, m.project))
+    if v.failure_class == HEALTHY:  # it started (every slice ready) and it still steps (the latest progress line)
+        ready = [s for s in m.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+        for s in ready[-1:] + m.progress[-1:]:
+            evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),

@@ -391,3 +391,25 @@ def test_a_worker_that_cannot_register_supports_slices_not_ready():
     rec = line(T0, "W0128 15:41:14.349943    8541 rm_client.cc:148] Failed to register with resource manager "
                    "old-pathways-head-0-0.old:29001: UNAVAILABLE: DNS resolution failed", container="pathways-worker", pod=WORKER)
     assert [(s.target, s.pattern.support) for s in M.match(rec)] == [("slices_not_ready", True)]
+
+
+def test_a_failed_recovery_names_the_interrupted_vm_and_its_node_pool():
+    """Elastic training gave up after a Spot VM went away: name the VM and its node pool, not only the client."""
+    from skill.catalog import BY_ID
+
+    model = Workload(jobset=JS, cluster="c")
+    pre = _node_rec(T0, "compute.instances.preempted projects/p/zones/z/instances/gke-c-tpu-np-2-ba24fdbb-nvru",
+                    node="gke-c-tpu-np-2-ba24fdbb-nvru")
+    spot = Hypo("spot_preemption", 0.97, [s for s in M.match(pre) if s.target == "spot_preemption"], T0)
+    root = Hypo("elastic_recovery_exhausted", 0.9, [], T0)
+    assert "spot_preemption" in BY_ID[root.failure_class].absorbs
+    got = {(e.kind, e.name) for e in entities(model, root, [], [spot])}
+    assert {("Node", "gke-c-tpu-np-2-ba24fdbb-nvru"), ("NodePool", "tpu-np-2")} <= got
+
+
+def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step():
+    from skill.api import diagnose_replay
+    from conftest import ROOT
+
+    d = diagnose_replay(ROOT / "fixtures" / "case-002")
+    assert any("Slices Now Ready" in e.excerpt for e in d.evidence)

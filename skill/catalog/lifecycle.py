@@ -115,6 +115,9 @@ SUSPEND_RESUME_FAILURE = FailureClass(
     id="suspend_resume_failure", title="A planned preemption did not resume transparently", phase="run",
     component="Pathways suspend-resume",
     patterns=(
+        # The resource manager's own account of the notice it acted on (which task, why, how long before termination).
+        Pattern(r"(?i)received (?:a )?preemption notice for", 0.4, ("container",), entities=("JobSet",), support=True,
+                note="the resource manager received the preemption notice"),
         Pattern(r"(?i)(?:not restorable|(?:cannot|could not|couldn't) be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9,
                 entities=("JobSet",)),
         Pattern(r"(?i)snapshot.{0,80}(?:not (?:finished|complete)|did not finish|incomplete|timed out|deadline|grace period)", 0.85,
