@@ -413,3 +413,13 @@ def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step():
 
     d = diagnose_replay(ROOT / "fixtures" / "case-002")
     assert any("Slices Now Ready" in e.excerpt for e in d.evidence)
+
+
+@pytest.mark.parametrize("text, cls", [
+    ("E1128 14:06:02.121798     506 tpu_runtime_init.cc:377] TPU runtime initialization aborted: INTERNAL: expected 4 "
+     "worker addresses for topology 2x2x4, found 0", "tpu_init_failure"),
+    ("E1202 16:33:16.291247    3449 tpu_driver_device.cc:1204] Chip 3 (/dev/vfio/3) entered state FENCED: driver reported "
+     "unrecoverable firmware fault", "tpu_hardware_failure"),
+])
+def test_runtime_and_driver_wordings(text, cls):
+    assert cls in {s.target for s in M.match(line(T0, text, container="pathways-worker", pod=WORKER))}

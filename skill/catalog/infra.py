@@ -21,6 +21,9 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"Launch \d+ of \S+ on local device \d+ not acknowledged", 0.3, ("container",), entities=("Pod",),
                 support=True, note="a local TPU device stopped acknowledging launches"),
         Pattern(r"observed errors are: \[(?:Hardware|Network|Power)\]", 0.95),
+        # The driver fencing a chip it cannot reset (firmware fault, failed function-level reset): the chip is gone.
+        Pattern(r"(?i)\bentered state FENCED\b|function level reset failed|\bfencing chip\b|unrecoverable firmware fault", 0.9,
+                ("container", "serial", "node")),
         Pattern(r"!!!! FATAL ERROR !!!!", 0.9),
         Pattern(r"Received Error Interrupt! fatal: true", 0.9),
         Pattern(r"An unknown error has occurred, all pending programs will fail, and results may be corrupted", 0.75),

@@ -188,6 +188,8 @@ TPU_INIT_FAILURE = FailureClass(
     id="tpu_init_failure", title="TPU runtime initialisation failed", phase="start", component="libtpu start-up on a host",
     patterns=(
         Pattern(r"TPU initialization failed", 0.85),
+        # The runtime's start-up refusing an incomplete host list (the VM's tpu-env metadata gave no worker hostnames).
+        Pattern(r"(?i)TPU runtime initiali[sz]ation (?:aborted|failed)|Could not determine TPU worker hostnames", 0.85),
         Pattern(r"Failed to initialize TPU system", 0.85),
         Pattern(r"TPU_RET_CHECK failure", 0.85),
         Pattern(r"Couldn't open iommu group /dev/vfio/\d+", 0.8),
