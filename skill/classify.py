@@ -63,7 +63,15 @@ def combine(weights: list[float]) -> float:
 NEEDS = {
     "spot_node": lambda model, s, symptoms: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
     "killed_the_workload": lambda model, s, symptoms: _killed_the_workload(model, s, symptoms),
+    "on_the_head_node": lambda model, s, symptoms: _on_the_head_node(model, s),
 }
+
+
+def _on_the_head_node(model: Workload, s: Signal) -> bool | None:
+    """The line is about the node the head pod ran on (its Node events, its VM), when that node is known."""
+    head = model.node_of(model.head_pod)
+    node = s.record.node or (s.record.obj if s.record.kind == "Node" else None) or s.groups.get("node")
+    return None if not head else node == head or bool(node and node in s.record.text and head in s.record.text)
 KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
 
 

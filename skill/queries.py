@@ -118,7 +118,10 @@ def _refused_vms(scope: Scope) -> str:
         return ""
     # Precedence: OR binds tighter than the implicit AND, so the caller's terms and these are each parenthesised.
     return (f' OR (resource.type="gce_instance" protoPayload.methodName:"compute.instances.insert" severity>=ERROR '
-            f"protoPayload.resourceName:{quote('/instances/gke-' + scope.cluster + '-')})")
+            f"protoPayload.resourceName:{quote('/instances/gke-' + scope.cluster + '-')})"
+            # ... and the autoscaler deleting a node's VM from its instance group (a scale-down carried out)
+            f' OR (protoPayload.methodName:"instanceGroupManagers.deleteInstances" '
+            f"protoPayload.resourceName:{quote('/instanceGroupManagers/gke-' + scope.cluster + '-')})")
 
 
 def node_batches(nodes: list[str], fixed_chars: int) -> list[list[str]]:

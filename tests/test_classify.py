@@ -423,3 +423,21 @@ def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step():
 ])
 def test_runtime_and_driver_wordings(text, cls):
     assert cls in {s.target for s in M.match(line(T0, text, container="pathways-worker", pod=WORKER))}
+
+
+def test_the_autoscaler_marking_the_heads_node_supports_the_eviction_only_on_that_node():
+    model = Workload(jobset=JS)
+    node = "gke-c-cpu-np-dcccb56e-m29r"
+    model.add_record(Record(id="sch", ts=T0 - 600 * NS, source="event", log="events", kind="Pod", obj=HEAD, pod=HEAD,
+                            reason="Scheduled", text=f"Scheduled: Successfully assigned default/{HEAD} to {node}"))
+    mark = lambda n: Record(id=f"m-{n}", ts=T0, source="event", log="events", kind="Node", obj=n, node=n,
+                            text="ScaleDown: marked the node as toBeDeleted/unschedulable")
+    causes, _ = feed(model, mark(node), mark("gke-c-cpu-np-dcccb56e-zzzz"))
+    from skill.classify import NEEDS
+    held = [NEEDS[s.pattern.needs](model, s, []) for s in causes if s.pattern.needs == "on_the_head_node"]
+    assert held == [True, False]
+
+
+def test_the_autoscalers_vm_deletions_are_read_with_the_cluster_activity():
+    q = next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS, cluster="c")) if q.name == "cluster-activity")
+    assert 'protoPayload.methodName:"instanceGroupManagers.deleteInstances"' in q and '"/instanceGroupManagers/gke-c-"' in q

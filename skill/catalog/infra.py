@@ -211,6 +211,9 @@ HEAD_POD_EVICTED = FailureClass(
         # Compute Engine deleting the node's VM from its instance group (the autoscaler's scale-down carried out).
         Pattern(r"compute\.instanceGroupManagers\.deleteInstances", 0.3, ("node",), logs=("cloudaudit.googleapis.com",),
                 entities=("Node",), support=True, note="the node's VM was deleted from its instance group"),
+        # The autoscaler marking the head's node for removal (the Node's own event): what the head's eviction followed.
+        Pattern(r"^ScaleDown: marked the node as toBeDeleted", 0.4, ("event",), entities=("Node",), support=True,
+                needs="on_the_head_node", note="the cluster autoscaler marked the head's node for removal"),
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
         # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.

@@ -187,7 +187,7 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
         Pattern(r"(?:does not have available resources for the request|reservation .{0,120}(?:exhausted|is fully used|no available capacity))",
                 0.9, ("event", "node", "object"), entities=("Pod", "NodePool"), id="reservation_full"),
         # Compute Engine refusing an instance on a specific reservation (audit log or operation error).
-        Pattern(r"(?i)reservation .{0,160}does not have (?:sufficient|enough) (?:capacity|resources)|All reserved instances are (?:currently )?in use",
+        Pattern(r"(?i)reservation .{0,160}does not have (?:sufficient|enough|available) (?:capacity|resources)|All reserved instances are (?:currently )?in use|RESERVATION_CAPACITY_EXCEEDED",
                 0.9, ("event", "node", "object"), entities=("Pod", "NodePool"),
                 note="the reservation the pool consumes has no free capacity", id="reservation_full"),
     ),
