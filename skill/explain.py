@@ -13,7 +13,7 @@ from .catalog.types import PATHWAYS_CONTAINERS, Text
 from .classify import Hypo, activity
 from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
 from .engine import Analysis
-from .facts import GLOG
+from .facts import EXCEPTION, GLOG
 from .next_checks import next_checks
 from .sufficiency import sufficiency
 from .model import Workload
@@ -293,6 +293,15 @@ def _failure_symptoms(symptoms: list[Signal]) -> list[Signal]:
     return sorted(firsts.values(), key=lambda s: s.ts)
 
 
+def _said_line(text: str) -> str:
+    """The line of a multi-line record that says what went wrong: a traceback's exception line (the last one), else the
+    first line."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return text
+    return next((ln.strip() for ln in reversed(lines) if EXCEPTION.match(ln.strip())), lines[0])
+
+
 def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     """Values the fix and explanation templates are filled with; unknown ones are shown as <placeholders>."""
     first = _primary(root)[0].record if root.signals else None
@@ -312,7 +321,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     elif note and first.text.startswith("{"):
         detail = note  # a structured payload (an autoscaler decision) is no readable line; say what it means
     else:
-        detail = clip(excerpt(GLOG.sub("", first.text, count=1)), 160)
+        detail = clip(excerpt(GLOG.sub("", _said_line(first.text), count=1)), 160)
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, read for values to fill in (which variant is shown is chosen by matched_ids).

@@ -441,3 +441,20 @@ def test_the_autoscaler_marking_the_heads_node_supports_the_eviction_only_on_tha
 def test_the_autoscalers_vm_deletions_are_read_with_the_cluster_activity():
     q = next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS, cluster="c")) if q.name == "cluster-activity")
     assert 'protoPayload.methodName:"instanceGroupManagers.deleteInstances"' in q and '"/instanceGroupManagers/gke-c-"' in q
+
+
+def test_the_detail_of_a_multi_line_record_is_its_exception_line():
+    from skill.explain import _said_line
+
+    text = 'eval failed at step 2000\nTraceback (most recent call last):\n  File "/opt/x.py", line 3, in f\nKeyError: \'attention_mask\''
+    assert _said_line(text) == "KeyError: 'attention_mask'" and _said_line("one line") == "one line"
+
+
+def test_a_scheduling_blip_that_resolved_is_no_failed_hot_swap():
+    """A worker Pending for a minute on a not-ready node ('No preemption victims') that then ran is not hot swap."""
+    model = Workload(jobset=JS)
+    w = f"{JS}-worker-0-3-vl9gg"
+    model.pod(w).ran = True
+    causes, symptoms = feed(model, _event(T0, _NO_VICTIMS.replace("unreachable", "not-ready"), pod=w))
+    model.now = T0 + 30 * 60 * NS
+    assert "hot_swap_failure" not in {h.failure_class for h in classify(model, causes, symptoms).ranked}

@@ -61,7 +61,7 @@ IFRT_VERSION_MISMATCH = FailureClass(
     lookalikes=("proxy_unreachable",),
     fixes=(
         Fix("See the images the head pod runs.", "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{range .spec.initContainers[*]}{.name}={.image}{\"\\n\"}{end}{range .spec.containers[*]}{.name}={.image}{\"\\n\"}{end}'", "read-only"),
-        Fix("Pin the server and proxy images to the client's JAX version instead of latest: --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-<client jax.__version__> --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-<same>; or upgrade jax/jaxlib in the client image to match.", None, "low"),
+        Fix("Pin the server and proxy image tags to the client's JAX version instead of the moving latest tag: --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-<client jax.__version__> --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-<same>; or upgrade jax/jaxlib in the client image to match.", None, "low"),
     ),
     names_jobset=True,
     names_images=True,
@@ -157,7 +157,8 @@ PROXY_UNREACHABLE = FailureClass(
     component="JAX client -> pathways-proxy",
     patterns=(
         # The client's first tries, before it gives up: the address it dialled and what the network answered.
-        Pattern(r"(?i)(?:IFRT )?proxy connection attempt \d+ to \S+ failed", 0.4, ("container",), entities=("Pod", "Container"),
+        Pattern(r"(?i)(?:IFRT )?proxy connection attempt \d+ to \S+ failed|Connection to IFRT proxy server at \S+ failed", 0.4,
+                ("container",), entities=("Pod", "Container"),
                 support=True, note="the client's connection attempts to the proxy failed"),
         Pattern(r"Unable to establish connection to ifrt_proxy server", 0.95, ("container",), entities=("Pod", "Container"),
                 check=_not_cancelled),

@@ -30,7 +30,8 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"Megascale detects a hang that is likely caused by bad TPU chips", 0.9),
         Pattern(r"Potential cause: Bad TPU chips", 0.9),
         # ICI: a link that stays down stalls every collective over it; CRC/retrain warnings alone may recover.
-        Pattern(r"ICI link .{0,100}\bis down\b|ICI link (?:down|failure)\b|ICI link .{0,160}\blink state \w+ -> (?:DOWN|FAILED)\b",
+        Pattern(r"ICI link .{0,100}\bis (?:down|DOWN)\b|ICI link (?:down|failure)\b|ICI link .{0,160}\blink state \w+ -> (?:DOWN|FAILED)\b"
+                r"|ICI link .{0,100}link training failed",
                 0.85, ("container", "node", "serial")),
         Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.45, ("container", "node", "serial")),
         # The TPU device plugin / DRA driver reporting chips it will no longer hand out.

@@ -81,10 +81,10 @@ HOT_SWAP_FAILURE = FailureClass(
         # "No preemption victims" alone is what any unplaceable replacement hears: strong, not proof, so it cannot outrank a
         # proven interruption (classify.PROOF); the replacement's priority class forbidding preemption is specific.
         Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
-                r".*No preemption victims found for incoming pod", 0.8, ("event",),
+                r".*No preemption victims found for incoming pod", 0.8, ("event",), transient=True,
                 entities=("Pod",), note="a replacement slice could not preempt a standby workload"),
         Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
-                r".*not eligible due to preemptionPolicy=Never", 0.9, ("event",),
+                r".*not eligible due to preemptionPolicy=Never", 0.9, ("event",), transient=True,
                 entities=("Pod",), note="the replacement slice's priority class may not preempt a standby workload"),
         # A standby workload's pod preempted for a replacement (the scheduler's event on the victim, whatever JobSet it
         # belongs to): hot swap was under way. The victims' nodes name the standby pool.

@@ -128,7 +128,7 @@ USER_CODE_ERROR = FailureClass(
     lookalikes=("hbm_oom", "proxy_unreachable", "checkpoint_failure"),
     fixes=(
         Fix("Read the whole traceback.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
-        Fix("Fix the code or dependency named at the bottom of the traceback and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low"),
+        Fix("Fix the code or dependency named at the bottom of the traceback ({{ detail }}) and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low"),
         Fix("If the traceback ends inside site-packages, a dependency in the client image does not fit jax {{ jax_version }}: upgrade or pin it to a release built for this JAX (pip install -U <package>), run pip check in the image, and rebuild.", None, "low"),
     ),
     names_jobset=True, explained_by_any=True,
@@ -188,6 +188,9 @@ TPU_INIT_FAILURE = FailureClass(
     id="tpu_init_failure", title="TPU runtime initialisation failed", phase="start", component="libtpu start-up on a host",
     patterns=(
         Pattern(r"TPU initialization failed", 0.85),
+        # The host's own metadata read failing first (the tpu-env attribute names the worker id and hostnames).
+        Pattern(r"(?i)Failed to get TPU metadata|metadata attribute 'tpu-env'", 0.4, support=True,
+                note="the host could not read its TPU metadata (tpu-env)"),
         # The runtime's start-up refusing an incomplete host list (the VM's tpu-env metadata gave no worker hostnames).
         Pattern(r"(?i)TPU runtime initiali[sz]ation (?:aborted|failed)|Could not determine TPU worker hostnames", 0.85),
         Pattern(r"Failed to initialize TPU system", 0.85),
