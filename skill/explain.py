@@ -125,6 +125,7 @@ def _latest_attempt(root: Hypo) -> list[Signal]:
             out.append(last)
     return sorted(out, key=lambda s: s.ts)[-MAX_LATEST:]
 
+_REFUSAL = re.compile(r"(?i)\b403\b|forbidden|permission|denied|does not have|not authori[sz]ed|unauthori[sz]ed")
 _FAILED_CONTAINER = re.compile(r"(?:failed container|[Cc]ontainer) \"?([a-z0-9][a-z0-9-]*)\"?")
 
 
@@ -167,6 +168,9 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers:
         m = _GKE_VM.search(node)
         if m and model.cluster and m.group(1).startswith(f"gke-{model.cluster}-"):
             out.setdefault(("NodePool", m.group(1)[len(f"gke-{model.cluster}-"):]), None)
+    for s in _primary(root) if root.signals else []:  # an identity a refusal names (the one missing the permission)
+        if _REFUSAL.search(s.record.text) and (sa := _SERVICE_ACCOUNT.search(s.record.text)) is not None:
+            out.setdefault(("ServiceAccount", sa.group(0)), None)
     if cls.names_images:
         for kind, name in list(out):
             pod, _, container = name.partition("/")

@@ -10,6 +10,7 @@ from .objects import SPOT_LABELS, spot_placement
 from .records import HEAD_JOB, Record, is_head_pod, parse_ts
 from .signals import Signal
 
+_PULLED_IMAGE = re.compile(r'(?:Successfully pulled image|Container image) "([^"]+)"')
 _WORKER = re.compile(r"-(?:pathways-)?worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
 PROGRESS_KEEP = 400
 
@@ -196,6 +197,10 @@ class Workload:
                     info.containers.setdefault(rec.container, ContainerInfo(rec.container))
             elif rec.reason in ("Started", "Pulled", "Created"):
                 info.ran = True
+                m = _PULLED_IMAGE.search(rec.text) if rec.reason == "Pulled" and rec.container else None
+                if m:  # the image a container runs, when the pod object is gone (kubelet's Pulled event names both)
+                    c = info.containers.setdefault(rec.container, ContainerInfo(rec.container))
+                    c.image = c.image or m.group(1)
             elif rec.reason == "Scheduled" and not info.node:
                 m = re.search(r" to (\S+)$", rec.text)
                 info.node = m.group(1) if m else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -248,6 +249,9 @@ def record_from_entry(entry: dict) -> Record:
     return rec
 
 
+_FIELD_CONTAINER = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]+)\}")
+
+
 def _fill_event(rec: Record, ev: dict) -> None:
     io = ev.get("involvedObject") or {}
     rec.source = "event"
@@ -259,6 +263,9 @@ def _fill_event(rec: Record, ev: dict) -> None:
     rec.text = f"{ev.get('reason') or ''}: {ev.get('message') or ''}"
     if rec.kind == "Pod":
         rec.pod = rec.obj
+        # kubelet's events about one container say which: involvedObject.fieldPath = spec.containers{name}
+        m = _FIELD_CONTAINER.match(io.get("fieldPath") or "")
+        rec.container = m.group(1) if m else rec.container
     elif rec.kind == "Node":
         rec.node = rec.obj
     src = ev.get("source") or {}

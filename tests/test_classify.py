@@ -458,3 +458,27 @@ def test_a_scheduling_blip_that_resolved_is_no_failed_hot_swap():
     causes, symptoms = feed(model, _event(T0, _NO_VICTIMS.replace("unreachable", "not-ready"), pod=w))
     model.now = T0 + 30 * 60 * NS
     assert "hot_swap_failure" not in {h.failure_class for h in classify(model, causes, symptoms).ranked}
+
+
+def test_kubelets_pulled_event_gives_the_containers_image_when_the_pod_is_gone():
+    from skill.records import record_from_event
+
+    ev = {"kind": "Event", "metadata": {"uid": "u1"}, "reason": "Pulled", "type": "Normal", "lastTimestamp": "2026-11-20T10:00:00Z",
+          "message": 'Successfully pulled image "us-docker.pkg.dev/p/infra/cp-sidecar:b3" in 1.4s',
+          "involvedObject": {"kind": "Pod", "name": WORKER, "namespace": "default",
+                             "fieldPath": "spec.initContainers{colocated-python-sidecar}"}}
+    rec = record_from_event(ev)
+    assert rec.container == "colocated-python-sidecar"
+    model = Workload(jobset=JS)
+    model.add_record(rec)
+    assert model.pods[WORKER].containers["colocated-python-sidecar"].image == "us-docker.pkg.dev/p/infra/cp-sidecar:b3"
+
+
+def test_an_identity_named_in_a_refusal_is_an_entity():
+    model = Workload(jobset=JS)
+    rec = line(T0, "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/b/bk/o: "
+                   "sa-1@proj.iam.gserviceaccount.com does not have storage.objects.list access", container="jax-tpu", rid="f")
+    causes, symptoms = feed(model, rec)
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    assert ("ServiceAccount", "sa-1@proj.iam.gserviceaccount.com") in {(e.kind, e.name) for e in entities(model, v.root)}

@@ -144,12 +144,13 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
     lookalikes=("image_pull_failure", "host_oom", "user_code_error"),
     fixes=(
         Fix("Read the sidecar's own log, including the run before the last restart.", "kubectl logs {{ pod }} -n {{ namespace }} -c colocated-python-sidecar --previous --tail=200", "read-only"),
-        Fix("{% if client_python and sidecar_python and client_python != sidecar_python %}The sidecar runs Python {{ sidecar_python }} but the client runs Python {{ client_python }}, so the functions the client pickles cannot be loaded there: build the sidecar for python_{{ client_python }} (or move the client to {{ sidecar_python }}). {% endif %}Build the sidecar FROM us-docker.pkg.dev/cloud-tpu-v2-images/pathways-colocated-python/sidecar:<date>-python_<client python>-jax_<client jax> and install extra dependencies with `pip install -c /opt/venv/server_constraints.txt ...` so jax/jaxlib stay pinned; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
+        Fix("{% if client_python and sidecar_python and client_python != sidecar_python %}The sidecar runs Python {{ sidecar_python }} but the client runs Python {{ client_python }}, so the functions the client pickles cannot be loaded there: build the sidecar for python_{{ client_python }} (or move the client to {{ sidecar_python }}). {% endif %}The sidecar stopped on: {{ detail.rstrip('.') }}. Build the sidecar FROM us-docker.pkg.dev/cloud-tpu-v2-images/pathways-colocated-python/sidecar:<date>-python_<client python>-jax_<client jax> and install extra dependencies with `pip install -c /opt/venv/server_constraints.txt ...` so jax/jaxlib stay pinned; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
         Fix("For a crash inside your colocated function (a segfault in a native library), reproduce it on the client with the same input shard, and pin or replace the library; a restarted sidecar does not retry the lost call.", None, "low"),
     ),
     facts=(
         FactRule(0.8, raised_in=("colocated_python",), exception=".", note="an error raised from colocated Python frames"),
     ),
+    names_images=True,  # the sidecar image is what a version or packaging fault is fixed in
 )
 
 PROXY_UNREACHABLE = FailureClass(
