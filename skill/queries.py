@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .query import quote
-from .records import ERROR_KEYS
+from .records import ERROR_KEYS, STEP_KEYS
 from .records import format_ns
 from .signals import pushdown_regex, pushdown_regexes
 from .sources.base import LogQuery
@@ -73,7 +73,8 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
         *(LogQuery("signatures" if i == 0 else f"signatures-{i + 1}",
                    f"{base} {not_control} ({_any_text(rx)}{f' OR {STRUCTURED_ERRORS}' if i == 0 else ''})")
           for i, rx in enumerate(signatures)),
-        LogQuery("progress", f"{base} {not_control} ({_any_text(progress)})", "desc", PROGRESS_SAMPLE),
+        LogQuery("progress", f"{base} {not_control} ({_any_text(progress)} OR "
+                             + " OR ".join(f"jsonPayload.{k}:*" for k in STEP_KEYS) + ")", "desc", PROGRESS_SAMPLE),
         # The executor's periodic launch reports, newest first and capped: enough to see the program ran on after a fault
         # the client printed no step lines about, without reading every host's chatter.
         LogQuery("launches", f"{base} resource.labels.container_name=\"pathways-worker\" "

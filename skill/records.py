@@ -157,6 +157,7 @@ def log_id(log_name: str) -> str:
 
 
 MESSAGE_KEYS = ("message", "MESSAGE", "msg", "log")
+STEP_KEYS = ("step", "global_step", "train_step")  # a structured training record's step counter
 ERROR_KEYS = ("exc_info", "exception", "stack_trace", "stacktrace", "traceback", "error")
 
 
@@ -171,7 +172,11 @@ def payload_text(entry: dict) -> str:
         # What a structured logger puts beside the message: the exception and its traceback, read like a text line's.
         detail = [v for k in ERROR_KEYS if isinstance(v := jp.get(k), str) and v and v not in (message or "")]
         if message is not None or detail:
-            return "\n".join(([message] if message else []) + detail)
+            # a training loop's structured record keeps its step beside the message ({"message": "train step",
+            # "step": 1087, "loss": 2.3}): read as the line a text logger would print, "train step (step=1087)"
+            step = next((f"{k}={v}" for k in STEP_KEYS if type(v := jp.get(k)) is int and str(v) not in (message or "")), None)
+            first = f"{message} ({step})" if message and step else message
+            return "\n".join(([first] if first else []) + detail)
         return orjson.dumps(jp, option=orjson.OPT_SORT_KEYS).decode()
     pp = entry.get("protoPayload")
     if isinstance(pp, dict):

@@ -482,3 +482,21 @@ def test_an_identity_named_in_a_refusal_is_an_entity():
     model.now = T0 + 30 * 60 * NS
     v = classify(model, causes, symptoms)
     assert ("ServiceAccount", "sa-1@proj.iam.gserviceaccount.com") in {(e.kind, e.name) for e in entities(model, v.root)}
+
+
+def test_a_structured_training_record_keeps_its_step_and_is_progress():
+    """{"message": "train step", "step": 1087}: read as "train step (step=1087)", progress like a text logger's line."""
+    entry = {"insertId": "s1", "timestamp": "2026-11-20T10:00:00Z", "logName": "projects/p/logs/stdout",
+             "resource": {"type": "k8s_container", "labels": {"pod_name": HEAD, "container_name": "jax-tpu"}},
+             "jsonPayload": {"message": "train step", "step": 1087, "loss": 2.3}}
+    rec = record_from_entry(entry)
+    assert rec.text == "train step (step=1087)"
+    assert any(s.target == "progress" for s in M.match(rec))
+    q = next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS)) if q.name == "progress")
+    assert "jsonPayload.step:*" in q
+
+
+def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
+    rec = _event(T0, 'ErrWorkloadCompose: priorityclasses.scheduling.k8s.io "medium" not found', pod=None)
+    rec.kind, rec.obj = "JobSet", JS
+    assert "kueue_admission_blocked" in {s.target for s in M.match(rec)}
