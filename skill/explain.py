@@ -57,6 +57,7 @@ def excerpt(text: str) -> str:
 SAME_MOMENT_NS = 5 * 1_000_000_000
 RESTART_GAP_NS = 60 * 1_000_000_000  # the same line this much later on one pod: a later run of its container
 MAX_LATEST = 2
+BURST_NS = 30 * 1_000_000_000  # the latest lines this close together are one attempt's failure
 CLIENT_ECHO_NS = 5 * 60 * 1_000_000_000  # the client's own error of the same class this soon after is the same failure
 _WORKER_ORDINAL = re.compile(r"-worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
 
@@ -121,6 +122,8 @@ def _latest_attempt(root: Hypo) -> list[Signal]:
     out = []
     for sigs in groups.values():
         first, last = min(sigs, key=lambda s: s.ts), max(sigs, key=lambda s: s.ts)
+        # where the final burst began (the same failure on several hosts of the last attempt): its first line
+        last = min((s for s in sigs if last.ts - s.ts <= BURST_NS), key=lambda s: (s.ts, s.record.id))
         if last is not first and (_pod_of(last) != _pod_of(first) or last.ts - first.ts > RESTART_GAP_NS):
             out.append(last)
     return sorted(out, key=lambda s: s.ts)[-MAX_LATEST:]

@@ -500,3 +500,15 @@ def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
     rec = _event(T0, 'ErrWorkloadCompose: priorityclasses.scheduling.k8s.io "medium" not found', pod=None)
     rec.kind, rec.obj = "JobSet", JS
     assert "kueue_admission_blocked" in {s.target for s in M.match(rec)}
+
+
+def test_the_latest_attempt_is_cited_where_its_burst_began():
+    """Three attempts fail the same way; the last one on two hosts 0.2 s apart: its first line is cited."""
+    from skill.explain import _latest_attempt
+
+    rx = "Compilation of jit_train_step (fingerprint 9c41d07e5ab23f18) failed: INTERNAL: RET_CHECK failure"
+    recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),
+            line(T0 + 400 * NS, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-bbbbb", rid="b0"),
+            line(T0 + 400 * NS + 2 * 10**8, rx, container="pathways-worker", pod=f"{JS}-worker-0-3-bbbbb", rid="b3")]
+    sigs = [s for r in recs for s in M.match(r) if s.target == "xla_compile_error"]
+    assert sigs and [s.record.id for s in _latest_attempt(Hypo("xla_compile_error", 0.9, sigs, T0))] == ["b0"]
