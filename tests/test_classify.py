@@ -510,5 +510,9 @@ def test_the_latest_attempt_is_cited_where_its_burst_began():
     recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),
             line(T0 + 400 * NS, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-bbbbb", rid="b0"),
             line(T0 + 400 * NS + 2 * 10**8, rx, container="pathways-worker", pod=f"{JS}-worker-0-3-bbbbb", rid="b3")]
-    sigs = [s for r in recs for s in M.match(r) if s.target == "xla_compile_error"]
-    assert sigs and [s.record.id for s in _latest_attempt(Hypo("xla_compile_error", 0.9, sigs, T0))] == ["b0"]
+    from skill.catalog import Pattern
+    from skill.signals import Signal
+
+    pattern = Pattern(r"Compilation of \S+ .{0,60}failed", 0.9)
+    sigs = [Signal("cause", "xla_compile_error", pattern, r, {}) for r in recs]
+    assert [s.record.id for s in _latest_attempt(Hypo("xla_compile_error", 0.9, sigs, T0))] == ["b0"]
