@@ -64,6 +64,8 @@ NEEDS = {
     "spot_node": lambda model, s, symptoms: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
     "killed_the_workload": lambda model, s, symptoms: _killed_the_workload(model, s, symptoms),
     "on_the_head_node": lambda model, s, symptoms: _on_the_head_node(model, s),
+    # the JobSet is submitted to a Kueue queue (its label), when the JobSet object was exported
+    "kueue_managed": lambda model, s, symptoms: (model.queue_name is not None) if model.jobset_uid else None,
 }
 
 

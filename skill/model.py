@@ -10,6 +10,7 @@ from .objects import SPOT_LABELS, spot_placement
 from .records import HEAD_JOB, Record, is_head_pod, parse_ts
 from .signals import Signal
 
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 _PULLED_IMAGE = re.compile(r'(?:Successfully pulled image|Container image) "([^"]+)"')
 _WORKER = re.compile(r"-(?:pathways-)?worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
 PROGRESS_KEEP = 400
@@ -73,6 +74,7 @@ class Workload:
     max_restarts: int | None = None
     terminal_state: str | None = None  # JobSet status.terminalState: Completed | Failed, once it ended
     suspended: bool = False  # spec.suspend, or condition Suspended=True (Kueue has not admitted it)
+    queue_name: str | None = None  # the Kueue LocalQueue the JobSet is submitted to (its kueue.x-k8s.io/queue-name label)
     num_slices: int | None = None
     pods: dict[str, PodInfo] = field(default_factory=dict)
     milestones: dict[str, list[Signal]] = field(default_factory=dict)
@@ -178,6 +180,7 @@ class Workload:
         self.max_restarts = (spec.get("failurePolicy") or {}).get("maxRestarts")
         self.terminal_state = status.get("terminalState") or None
         self.suspended = spec.get("suspend") is True or self.condition("Suspended") is not None
+        self.queue_name = (meta.get("labels") or {}).get(KUEUE_QUEUE_LABEL)
         for rj in spec.get("replicatedJobs") or []:
             if "worker" in str(rj.get("name")):
                 self.num_slices = rj.get("replicas")

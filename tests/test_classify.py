@@ -516,3 +516,21 @@ def test_the_latest_attempt_is_cited_where_its_burst_began():
     pattern = Pattern(r"Compilation of \S+ .{0,60}failed", 0.9)
     sigs = [Signal("cause", "xla_compile_error", pattern, r, {}) for r in recs]
     assert [s.record.id for s in _latest_attempt(Hypo("xla_compile_error", 0.9, sigs, T0))] == ["b0"]
+
+
+@pytest.mark.parametrize("labels, expected", [({"kueue.x-k8s.io/queue-name": "lq-tpu"}, "kueue_admission_blocked"),
+                                              ({}, "no_failure_detected")])
+def test_a_kueue_managed_jobset_left_suspended_is_not_admitted(labels, expected):
+    """Suspended with no pods and no reason of Kueue's in the data: Kueue has not admitted it (if it is Kueue's)."""
+    from skill.objects import jobset_records
+
+    js = {"kind": "JobSet", "metadata": {"name": JS, "namespace": "default", "uid": "js-uid", "labels": labels},
+          "spec": {"suspend": True},
+          "status": {"conditions": [{"type": "Suspended", "status": "True", "reason": "SuspendedJobs",
+                                     "message": "jobset is suspended", "lastTransitionTime": "2025-11-24T16:00:00Z"}]}}
+    model = Workload(jobset=JS)
+    model.add_objects([js])
+    causes, symptoms = feed(model, *jobset_records(js))
+    model.now = T0 + 30 * 60 * NS
+    v = classify(model, causes, symptoms)
+    assert (v.failure_class, v.status) == (expected, "stalled")

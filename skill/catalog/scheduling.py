@@ -139,6 +139,9 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
         # The ClusterQueue does not take workloads from this namespace (its spec.namespaceSelector).
         Pattern(r"(?i)namespace (?:doesn't|does not) match (?:the )?ClusterQueue(?:'s)? (?:namespace)?selector", 0.9, _EVENT,
                 entities=("Workload", "JobSet"), id="namespace_not_selected"),
+        # A Kueue-managed JobSet that stays suspended, with no reason of Kueue's in the data: Kueue has not admitted it.
+        Pattern(r"^JobSet condition Suspended=True|^SuspendedJobs: jobset is suspended", 0.55, _EVENT, entities=("JobSet",),
+                transient=True, needs="kueue_managed", id="suspended_only"),
         # Any other reason Kueue gives for keeping a Workload pending: a candidate, dropped if the pods ran after it.
         Pattern(r"^Pending: \S", 0.6, ("event",), entities=("Workload", "JobSet"), transient=True),
     ),
@@ -147,6 +150,9 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
              when=("namespace_not_selected",)),
         Text("Kueue cannot admit the workload for {{ jobset }}: its ClusterQueue is inactive (typically it references a ResourceFlavor or AdmissionCheck that does not exist), so it admits nothing, the JobSet stays suspended and no pods are created.",
              when=("queue_inactive",), unless=("namespace_not_selected",)),
+        Text("{{ jobset }} is submitted to Kueue and stays suspended: Kueue has not admitted it and no pod exists. The data does not say why (its Workload's conditions do): see the next checks.",
+             when=("suspended_only",), unless=("namespace_not_selected", "queue_inactive", "compose_failed",
+                                               "priority_class_missing", "over_capacity")),
         Text("Kueue cannot admit {{ jobset }}: it could not build the JobSet's Workload ({{ detail }}), so the JobSet stays suspended and no pods are created.",
              when=("compose_failed", "priority_class_missing"), unless=("namespace_not_selected", "queue_inactive")),
         Text("Kueue can never admit the workload for {{ jobset }}: it asks for more google.com/tpu than its ClusterQueue can grant even when idle, so the JobSet stays suspended with no pods.",
