@@ -350,6 +350,8 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
         "progress_seen": "yes" if activity(model) else "",
+        "slices_ready": "yes" if any(r.groups.get("ready") == r.groups.get("total")
+                                     for r in model.milestones.get("slices_ready", [])) else "",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
                                   else f"a process in {pod}")),

@@ -74,7 +74,8 @@ def test_wrong_rm_address_implicates_the_jobset_not_the_head_or_its_node():
 
 def _render_healthy(model: Workload, progress_seen: str = "yes") -> str:
     template = BY_ID["no_failure_detected"].explanation
-    return _ENV.from_string(template).render(jobset=JS, finished=_finished(model, "jax-tpu"), progress_seen=progress_seen)
+    return _ENV.from_string(template).render(jobset=JS, finished=_finished(model, "jax-tpu"), progress_seen=progress_seen,
+                                             slices_ready="yes")
 
 
 def test_no_failure_without_progress_is_not_worded_as_making_progress():

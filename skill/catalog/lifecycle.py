@@ -137,7 +137,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
 
 NO_FAILURE_DETECTED = FailureClass(
     id="no_failure_detected", title="No failure detected", phase="-", component="-",
-    explanation="{% if finished %}{{ jobset }} finished its run: {{ finished }}. What still ran was stopped as the JobSet wound down (exit 143 after SIGTERM is expected), and the warnings in the data are benign.{% elif not progress_seen %}{{ jobset }} reached its start-up milestones, but no training step or program launch is in the data yet: nothing has failed so far, and it is too early to call the run healthy.{% else %}{{ jobset }} reached its start-up milestones and keeps making progress; the warnings in the data are benign.{% endif %}",
+    explanation="{% if finished %}{{ jobset }} finished its run: {{ finished }}. What still ran was stopped as the JobSet wound down (exit 143 after SIGTERM is expected), and the warnings in the data are benign.{% elif not progress_seen and slices_ready %}{{ jobset }} reached its start-up milestones, but no training step or program launch is in the data yet: nothing has failed so far, and it is too early to call the run healthy.{% elif not progress_seen %}Nothing in the data says {{ jobset }} failed, but nothing shows it running either (no training step, no program launch, not every slice ready): health is not claimed.{% else %}{{ jobset }} reached its start-up milestones and keeps making progress; the warnings in the data are benign.{% endif %}",
     fixes=(Fix("Nothing to fix. Keep an eye on progress.", "kubectl get jobset {{ jobset }} -n {{ namespace }}", "read-only"),),
 )
 
