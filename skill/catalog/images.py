@@ -183,6 +183,10 @@ PROXY_CONNECTION_LOST = FailureClass(
     component="pathways-proxy session",
     patterns=(
         Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container")),
+        # The proxy's own account of the session ending (the other end of the client's error).
+        Pattern(r"IfrtSession \d+ .{0,80}\b(?:stream finished|finished|terminated|closed)\b: (?:UNAVAILABLE|CANCELLED|ABORTED|INTERNAL)",
+                0.4, ("container",), containers=("pathways-proxy",), entities=("Pod", "Container"), support=True,
+                note="the proxy's account of the session ending"),
         Pattern(r"IFRT proxy session \S+ from (?P<peer>\S+) (?:replaces|supersedes|takes over) (?:the )?active session", 0.85,
                 ("container",), containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container")),
