@@ -64,9 +64,24 @@ NEEDS = {
     "spot_node": lambda model, s, symptoms: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
     "killed_the_workload": lambda model, s, symptoms: _killed_the_workload(model, s, symptoms),
     "on_the_head_node": lambda model, s, symptoms: _on_the_head_node(model, s),
+    "the_scratch_bucket": lambda model, s, symptoms: _the_scratch_bucket(model, s.record.text),
     # the JobSet is submitted to a Kueue queue (its label), when the JobSet object was exported
     "kueue_managed": lambda model, s, symptoms: (model.queue_name is not None) if model.jobset_uid else None,
 }
+
+
+_NAMED_BUCKET = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})|\b[Bb]ucket [\"']([a-z0-9][a-z0-9._-]{1,220})[\"']|/b/([a-z0-9][a-z0-9._-]{1,220})/")
+
+
+def _the_scratch_bucket(model: Workload, text: str) -> bool | None:
+    """The bucket a storage error names is the Pathways scratch location's (--gcs_scratch_location), when both are
+    known: a missing checkpoint or data bucket is not a scratch problem."""
+    m = _NAMED_BUCKET.search(text)
+    scratch = {g.split("/")[2] for sig in model.milestones.get("scratch_location", [])
+               if (g := sig.groups.get("bucket", "")).startswith("gs://") and len(g.split("/")) > 2}
+    if not m or not scratch:
+        return None
+    return next(b for b in m.groups() if b) in scratch
 
 
 def _on_the_head_node(model: Workload, s: Signal) -> bool | None:

@@ -535,3 +535,31 @@ def test_a_kueue_managed_jobset_left_suspended_is_not_admitted(labels, expected)
     model.now = T0 + 30 * 60 * NS
     v = classify(model, causes, symptoms)
     assert (v.failure_class, v.status) == (expected, "stalled")
+
+
+def test_a_missing_checkpoint_bucket_is_not_a_scratch_problem():
+    """'The specified bucket does not exist' on a bucket other than the --gcs_scratch_location one is not scratch."""
+    model = Workload(jobset=JS)
+    feed(model, line(T0 - 60 * NS, "I1128 init_main.cc:81] argv[3]: '--gcs_scratch_location=gs://team-scratch/pathways'",
+                     container="pathways-rm", rid="arg"))
+    err = line(T0, 'E0224 persistence_service.cc:412] Failed to write array shard for checkpoint step 250: NOT_FOUND: Error '
+                   'writing "x/250/d/1" in GCS bucket "peregrine-ckpt": HTTP response code: 404 with body: The specified '
+                   "bucket does not exist.", container="pathways-worker", pod=WORKER, rid="e")
+    from skill.classify import NEEDS
+    assert [NEEDS[s.pattern.needs](model, s, []) for s in M.match(err) if s.pattern.needs == "the_scratch_bucket"] == [False]
+
+
+def test_a_client_connecting_with_its_protocol_version_is_no_mismatch():
+    ok = line(T0, "I0203 09:51:02.211500 2216 grpc_server.cc:214] New IFRT proxy client connected from 127.0.0.1:47416 "
+                  "(jax 0.8.1, protocol version 14); session 2", container="pathways-proxy")
+    assert "ifrt_version_mismatch" not in {s.target for s in M.match(ok)}
+
+
+def test_an_ephemeral_storage_eviction_of_the_head_has_its_own_fix():
+    from skill.catalog import BY_ID
+
+    rec = _event(T0, "Evicted: The node was low on resource: ephemeral-storage. Container jax-tpu was using 61872340Ki",
+                 pod=HEAD)
+    ids = {s.pattern.id for s in M.match(rec) if s.target == "head_pod_evicted"}
+    assert "ephemeral_storage" in ids
+    assert any(f.applies(frozenset(ids)) and "ephemeral-storage" in f.summary for f in BY_ID["head_pod_evicted"].fixes)

@@ -50,7 +50,9 @@ IFRT_VERSION_MISMATCH = FailureClass(
         Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container")),
         Pattern(r"(?i)(?:could not|couldn't|failed to|unable to) (?:settle on|agree on|negotiate) (?:a |the )?(?:common )?"
                 r"(?:IFRT )?(?:proxy )?protocol version", 0.95, ("container",), entities=("Pod", "Container")),
-        Pattern(r"IFRT [Pp]roxy.{0,80}(?:protocol version|version mismatch|unsupported version)", 0.8, ("container",),
+        # a version named in a failure, not the proxy's note of a client that connected ("... protocol version 14")
+        Pattern(r"IFRT [Pp]roxy.{0,80}(?:version mismatch|unsupported (?:protocol )?version|protocol version.{0,60}"
+                r"(?:mismatch|unsupported|not supported|incompatible|reject))", 0.8, ("container",),
                 entities=("Pod", "Container")),
         # the proxy's side names the server build to change: its image
         Pattern(r"no overlap (?:between client protocol versions \[[\d, ]+\] and server versions|in (?:IFRT )?(?:proxy )?protocol versions)", 0.9, ("container",),

@@ -201,6 +201,9 @@ HEAD_POD_EVICTED = FailureClass(
     patterns=(
         Pattern(r"pod status reason=Evicted", 0.9, ("object",), entities=("Pod", "Node"), head_only=True),
         Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True),
+        # kubelet's node-pressure eviction for local disk: what the head wrote to its container filesystem or emptyDir
+        Pattern(r"low on resource: ephemeral-storage", 0.9, ("event", "object"), entities=("Pod", "Node"), head_only=True,
+                id="ephemeral_storage"),
         Pattern(r"(?i)(?:ScaleDown|scale-down|scale down|marked the node as toBeDeleted)", 0.8, ("event",),
                 entities=("Pod", "Node"), head_only=True),
         # The cluster autoscaler's own scale-down decision (cluster-autoscaler-visibility), naming the head among the pods
@@ -228,6 +231,8 @@ HEAD_POD_EVICTED = FailureClass(
     lookalikes=("proxy_connection_lost", "node_lost"),
     fixes=(
         Fix("See why the head pod left its node.", "kubectl get events -n {{ namespace }} --field-selector involvedObject.name={{ pod }}", "read-only"),
+        Fix("The kubelet evicted the head for local disk (ephemeral-storage): write profiles, dumps and scratch to GCS or a mounted volume instead of the container filesystem or /tmp, and give the head's containers an ephemeral-storage request (resources.requests.ephemeral-storage) so the scheduler places it on a node with room.",
+            None, "low", when=("ephemeral_storage",)),
         Fix("See who called the Eviction API on the head pod (kubectl drain, a node-pool upgrade).",
             "gcloud logging read 'protoPayload.methodName:\"pods.eviction\" AND protoPayload.resourceName:\"pods/{{ jobset }}-pathways-head\"' --project={{ project }} --freshness=1d --limit=10",
             "read-only"),

@@ -131,7 +131,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
     fixes=(
         Fix("Read what the resource manager did with the preemption notice.",
             "kubectl logs {{ head_pod }} -n {{ namespace }} -c pathways-rm | grep -iE 'preemption|suspend|snapshot|restor'", "read-only"),
-        Fix("Raise terminationGracePeriodSeconds (xpk -tgps=600) so the snapshot can finish, avoid colocated Python (stateful, not restorable) where resume matters, and keep the scratch bucket healthy.", None, "low"),
+        Fix("Raise the pods' termination grace period (terminationGracePeriodSeconds; xpk -tgps=600) so the snapshot can finish, avoid colocated Python (stateful, not restorable) where resume matters, and keep the scratch bucket healthy.", None, "low"),
     ),
 )
 

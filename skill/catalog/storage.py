@@ -23,7 +23,7 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
     id="gcs_scratch_misconfigured", title="The Pathways GCS scratch location is unusable", phase="start",
     component="pathways-rm / pathways-worker --gcs_scratch_location",
     patterns=(
-        Pattern(r"The specified bucket does not exist", 0.9, ("container",), entities=_B),
+        Pattern(r"The specified bucket does not exist", 0.9, ("container",), entities=_B, needs="the_scratch_bucket"),
         Pattern(r"Lifecycle matches_prefix cannot specify more than \d+ prefixes", 0.97, ("container",), entities=_B,
                 id="lifecycle_full"),
         Pattern(r"Error while initializing persistent cache storage", 0.7, ("container",), entities=_B),
