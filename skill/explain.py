@@ -236,6 +236,23 @@ SUPPORT_WINDOW_NS = 15 * 60 * 1_000_000_000
 MAX_SUPPORT = 2
 
 
+def _raised(root: Hypo, cited: set[str]) -> list[Signal]:
+    """The same error as the program raised it: when a cited line of a container is a log line (glog, a logger), the
+    first exception lines of the same signature in that container within a minute after it."""
+    by_id = {s.record.id: s for s in root.signals}
+    out = []
+    for rid in cited:
+        line = by_id.get(rid)
+        if line is None or EXCEPTION.match(_said_line(line.record.text)):
+            continue
+        later = [s for s in root.strong_signals if s.pattern.regex == line.pattern.regex and s.record.id not in cited
+                 and (s.record.pod, s.record.container) == (line.record.pod, line.record.container)
+                 and 0 <= s.ts - line.ts <= 60 * 1_000_000_000 and EXCEPTION.match(_said_line(s.record.text))]
+        # the first two: a structured logger's record (exc_info) and Python's own traceback often both print it
+        out += sorted({s.record.id: s for s in later}.values(), key=lambda s: s.ts)[:2]
+    return out
+
+
 def _frames_of(root: Hypo, cited: set[str]) -> list[Signal]:
     """The traceback frame that names the raising component, for each cited exception line that rests on it (the
     frame signal comes just before its exception line, from the same container)."""
@@ -464,6 +481,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     for s in _first_host(v.root, _diverse(_primary(v.root))[:2]):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _latest_attempt(v.root):
+        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
+    for s in _raised(v.root, set(evidence)):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _frames_of(v.root, set(evidence)):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
