@@ -28,6 +28,7 @@ from ..query import compile_filter
 from ..records import parse_ts
 from ..sql import DUCKDB, Uncompilable, compile_sql
 from .base import LogQuery
+from .plan import compile_route_filter
 from .replay import ROUTE_FIELDS, Inventory, ReplaySource, _tally
 
 __all__ = ["DuckReplaySource", "EngineStats"]
@@ -40,16 +41,26 @@ _FIELDS = ("insertId", "timestamp", "severity", "logName", "resource", "labels",
 _DROP = '{"jsonPayload":null,"protoPayload":null,"labels":null}'
 _DROP_TEXT = '{"jsonPayload":null,"protoPayload":null,"labels":null,"textPayload":null}'
 FILE_BITS = 40  # pos = file number << FILE_BITS | entry number: one order over every file
+_ROUTE_COLS = tuple(f"route_{k}" for k in range(len(ROUTE_FIELDS)))  # an entry's routing fields, as JSON text
 
 
 def _e(name: str) -> str:
     return f"e[{_FIELDS.index(name) + 1}]"
 
 
+def _skeleton(key: tuple) -> dict | None:
+    """The routing fields of a route as the exact reader's skeleton (absent fields left out); None if unreadable."""
+    try:
+        return {f: orjson.loads(v) for f, v in zip(ROUTE_FIELDS, key) if v is not None}
+    except orjson.JSONDecodeError:
+        return None
+
+
 def _text(j: str) -> str:
     return f"CASE WHEN json_type({j}) = 'VARCHAR' THEN {j} ->> '$' END"
 
 
+_ROUTE_KEY = ", ".join(f"{_e(f)}::VARCHAR AS {c}" for f, c in zip(ROUTE_FIELDS, _ROUTE_COLS))
 _RESOURCE_TYPE = _e("resource") + " -> '$.type'"
 # The columns skill.sql's DUCKDB target reads, each set only where it holds the field exactly (as skill.logtable).
 _COLUMNS = {
@@ -89,6 +100,7 @@ class DuckReplaySource(ReplaySource):
         self.con.execute(f"SET threads = {max(1, int(threads))}")
         self._duck: dict[Path, int] = {}  # file -> its number (pos >> FILE_BITS)
         self._table = False
+        self._route_skels: list[dict | None] = []  # entries.route -> its routing fields
         super().__init__(folder)
 
     # -- loading --
@@ -106,6 +118,25 @@ class DuckReplaySource(ReplaySource):
             self.engine.files_exact += 1
             self.engine.fallbacks.append(f"{path.name}: {why}")
             self._index_file(path)
+        if self._table:
+            self._add_routes()
+
+    def _add_routes(self) -> None:
+        """Number the distinct combinations of the routing fields (few) into `entries.route`, with their skeletons.
+
+        A skeleton is None when its JSON text does not parse back (then every query keeps the route)."""
+        con, cols = self.con, _ROUTE_COLS
+        keys = con.execute(f"SELECT DISTINCT {', '.join(cols)} FROM entries").fetchall()
+        self._route_skels = [_skeleton(key) for key in keys]
+        con.execute(f"CREATE TEMP TABLE routes ({', '.join(c + ' VARCHAR' for c in cols)}, route INTEGER)")
+        con.executemany(f"INSERT INTO routes VALUES ({', '.join('?' for _ in cols)}, ?)",
+                        [(*key, n) for n, key in enumerate(keys)])
+        con.execute("ALTER TABLE entries ADD COLUMN route INTEGER")
+        on = " AND ".join(f"entries.{c} IS NOT DISTINCT FROM routes.{c}" for c in cols)
+        con.execute(f"UPDATE entries SET route = routes.route FROM routes WHERE {on}")
+        con.execute("DROP TABLE routes")
+        for c in cols:
+            con.execute(f"ALTER TABLE entries DROP COLUMN {c}")
 
     def _format(self, path: Path) -> str | None:
         with open(path, "rb") as f:
@@ -135,7 +166,7 @@ class DuckReplaySource(ReplaySource):
             con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT ({n} << {FILE_BITS}) + rowid AS pos, {cols}, "
                         f"CASE WHEN jt = 'OBJECT' THEN json_merge_patch(raw, CASE WHEN json_type({_e('textPayload')}) "
                         f"= 'VARCHAR' THEN '{_DROP_TEXT}' ELSE '{_DROP}' END) END AS raw, raw AS doc, jt, "
-                        f"{_e('kind')} AS kind FROM stage")
+                        f"{_e('kind')} AS kind, {_ROUTE_KEY} FROM stage")
         except duckdb.Error as err:
             return f"DuckDB: {str(err).splitlines()[0][:120]}"
         finally:
@@ -222,9 +253,10 @@ class DuckReplaySource(ReplaySource):
         exact_files = [(n, p) for n, p in enumerate(self._log_files) if p not in self._duck]
         preds = [compile_filter(q.filter) for q in queries]
         found: list[list[tuple[int, int, dict]]] = [[] for _ in queries]  # (ts, pos, entry) per query
-        for i, q in enumerate(queries):
-            if self._table:
-                found[i] = self._sql(q, preds[i])
+        if self._table:
+            routes = self._routes_of(queries)
+            for i, q in enumerate(queries):
+                found[i] = self._sql(q, preds[i], routes[i])
         for n, path in exact_files:
             for k, (ts, entry) in enumerate(self._file_timed(path)):
                 for i, pred in enumerate(preds):
@@ -241,15 +273,32 @@ class DuckReplaySource(ReplaySource):
             for _ts, _pos, entry in heapq.nlargest(q.limit, found[i], key=key):
                 yield q, entry
 
-    def _sql(self, q: LogQuery, pred) -> list[tuple[int, int, dict]]:
-        """(ts, pos, entry) for the loaded entries q matches: for a capped query, enough to take its N from."""
+    def _routes_of(self, queries: Sequence[LogQuery]) -> list[list[int]]:
+        """Per query, the routes (entries.route) whose entries it can match: the exact reader's planner
+        (ReplaySource._plan) decided once per route; a route whose skeleton is unknown is kept for every query."""
+        possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
+        out: list[list[int]] = [[] for _ in queries]
+        for rid, skel in enumerate(self._route_skels):
+            hits = range(len(queries)) if skel is None else [i for i, _ in self._plan(skel, queries, possible)]
+            for i in hits:
+                out[i].append(rid)
+        return out
+
+    def _sql(self, q: LogQuery, pred, routes: list[int]) -> list[tuple[int, int, dict]]:
+        """(ts, pos, entry) for the loaded entries q matches: for a capped query, enough to take its N from.
+
+        Only the rows of `routes` are tested: an entry of any other route can't match (its routing fields make the
+        filter false), so the compiled filter is not evaluated on it."""
         try:
             where = compile_sql(q.filter, DUCKDB).sql(dialect="duckdb")
             self.engine.queries_sql += 1
         except Uncompilable:
             where = "NULL"
             self.engine.queries_uncompilable += 1
-        inner = f"SELECT pos, ts, doc, ({where}) AS p FROM entries"
+        if not routes:
+            return []
+        scope = "" if len(routes) == len(self._route_skels) else f" WHERE route IN ({', '.join(map(str, routes))})"
+        inner = f"SELECT pos, ts, doc, ({where}) AS p FROM entries{scope}"
         rows = []
         if q.limit is None:
             rows += self.con.execute(f"SELECT ts, pos, doc, p FROM ({inner}) WHERE p IS NOT FALSE").fetchall()
