@@ -87,15 +87,20 @@ def _the_scratch_bucket(model: Workload, text: str) -> bool | None:
 def _on_the_head_node(model: Workload, s: Signal) -> bool | None:
     """The line is about the node the head pod ran on (its Node events, its VM), when that node is known."""
     head = model.node_of(model.head_pod)
-    node = s.record.node or (s.record.obj if s.record.kind == "Node" else None) or s.groups.get("node")
+    node = _node(s) or s.groups.get("node")
     return None if not head else node == head or bool(node and node in s.record.text and head in s.record.text)
 KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
+
+
+def _node(s: Signal) -> str | None:
+    """The node a line is about: its own, or the Node an event is about."""
+    return s.record.node or (s.record.obj if s.record.kind == "Node" else None)
 
 
 def _killed_the_workload(model: Workload, s: Signal, symptoms: list[Signal]) -> bool | None:
     """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
     log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
-    node = s.record.node or (s.record.obj if s.record.kind == "Node" else None)
+    node = _node(s)
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
         return None
@@ -216,7 +221,7 @@ def activity(model: Workload) -> list[int]:
     Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
     line when there is one: programs run only after it, and it is always read whole."""
     act = sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])])
-    ready = [s.ts for s in model.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+    ready = [s.ts for s in model.ready_slices()]
     if act and ready and min(ready) < act[0]:
         act.insert(0, min(ready))
     return act

@@ -169,8 +169,8 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers:
     if (node := next(nodes, None)) is not None:
         out.setdefault(("Node", node), None)
         m = _GKE_VM.search(node)
-        if m and model.cluster and m.group(1).startswith(f"gke-{model.cluster}-"):
-            out.setdefault(("NodePool", m.group(1)[len(f"gke-{model.cluster}-"):]), None)
+        if pool := _node_pool(m.group(1) if m else None, model):
+            out.setdefault(("NodePool", pool), None)
     for s in _primary(root) if root.signals else []:  # an identity a refusal names (the one missing the permission)
         if _REFUSAL.search(s.record.text) and (sa := _SERVICE_ACCOUNT.search(s.record.text)) is not None:
             out.setdefault(("ServiceAccount", sa.group(0)), None)
@@ -211,15 +211,19 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
         return model.jobset
     if kind == "NodePool":
         m = _MIG.search(r.text) or _GKE_VM.search(r.text)
-        mig = m.group(1) if m else None
-        if mig and model.cluster and mig.startswith(f"gke-{model.cluster}-"):
-            return mig[len(f"gke-{model.cluster}-"):]
-        return None
+        return _node_pool(m.group(1) if m else None, model)
     if kind == "ServiceAccount":  # the identity the refusal names (`<sa>@<project>.iam.gserviceaccount.com does not have ...`)
         m = _SERVICE_ACCOUNT.search(r.text)
         return m.group(0) if m else None
     if kind == "Workload":
         return r.obj if r.kind == "Workload" else None
+    return None
+
+
+def _node_pool(prefix: str | None, model: Workload) -> str | None:
+    """The node pool a GKE instance-group or VM prefix (gke-<cluster>-<pool>) names, when the cluster is known."""
+    if prefix and model.cluster and prefix.startswith(f"gke-{model.cluster}-"):
+        return prefix[len(f"gke-{model.cluster}-"):]
     return None
 
 
@@ -236,7 +240,7 @@ SUPPORT_WINDOW_NS = 15 * 60 * 1_000_000_000
 MAX_SUPPORT = 2
 
 
-def _raised(root: Hypo, cited: set[str]) -> list[Signal]:
+def _raised(root: Hypo, cited: list[str]) -> list[Signal]:
     """The same error as the program raised it: when a cited line of a container is a log line (glog, a logger), the
     first exception lines of the same signature in that container within a minute after it."""
     by_id = {s.record.id: s for s in root.signals}
@@ -253,7 +257,7 @@ def _raised(root: Hypo, cited: set[str]) -> list[Signal]:
     return out
 
 
-def _frames_of(root: Hypo, cited: set[str]) -> list[Signal]:
+def _frames_of(root: Hypo, cited: list[str]) -> list[Signal]:
     """The traceback frame that names the raising component, for each cited exception line that rests on it (the
     frame signal comes just before its exception line, from the same container)."""
     by_id = {s.record.id: s for s in root.signals}
@@ -367,8 +371,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
         "progress_seen": "yes" if activity(model) else "",
-        "slices_ready": "yes" if any(r.groups.get("ready") == r.groups.get("total")
-                                     for r in model.milestones.get("slices_ready", [])) else "",
+        "slices_ready": "yes" if model.ready_slices() else "",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
                                   else f"a process in {pod}")),
@@ -482,9 +485,9 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _latest_attempt(v.root):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for s in _raised(v.root, set(evidence)):
+    for s in _raised(v.root, list(evidence)):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for s in _frames_of(v.root, set(evidence)):
+    for s in _frames_of(v.root, list(evidence)):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     for s in _support(v.root):
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
@@ -494,7 +497,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     for s in _failure_symptoms(v.symptoms)[:4]:
         evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     if v.failure_class == HEALTHY:  # it started (every slice ready) and it still steps (the latest progress line)
-        ready = [s for s in m.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+        ready = m.ready_slices()
         for s in ready[-1:] + m.progress[-1:]:
             evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
     matched = matched_ids(v.root)

@@ -111,6 +111,10 @@ class Workload:
     def nodes(self) -> set[str]:
         return {p.node for p in self.pods.values() if p.node}
 
+    def ready_slices(self) -> list[Signal]:
+        """The resource manager's "n/n Pathways Slices Now Ready" lines: every slice of that attempt ready."""
+        return [s for s in self.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+
     def condition(self, ctype: str) -> dict | None:
         for c in self.jobset_conditions:
             if c.get("type") == ctype and c.get("status") == "True":

@@ -94,7 +94,7 @@ def _pending(r: Run) -> bool:
 def starting(m: Workload) -> int | None:
     """When every slice became ready, if the program has not been seen running and that was less than the stall
     window before the end of the data: the first compile may still be running, nothing has had time to stall."""
-    ready = [s.ts for s in m.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
+    ready = [s.ts for s in m.ready_slices()]
     if not ready or m.progress or m.milestones.get("worker_launches"):
         return None
     return max(ready) if m.now - max(ready) < STALL_WINDOW_NS else None

@@ -26,7 +26,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from .loopback import JSONHandler, LoopbackServer
+from .loopback import JSONHandler, LoopbackServer, Request
 
 _STRICT_UTC = r"^\d{4}-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z$"
 _TEXT = "CASE WHEN json_type(raw, '{p}') = 'VARCHAR' THEN raw ->> '{p}' END"
@@ -60,14 +60,6 @@ class QueryError(Exception):
     def __init__(self, status: int, reason: str, message: str):
         super().__init__(message)
         self.status, self.reason = status, reason
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    body: dict
-    status: int = 200
 
 
 @dataclass

@@ -21,19 +21,10 @@ from skill.errors import FilterSyntaxError
 from skill.query import compile_filter
 from skill.records import parse_ts
 
-from .loopback import JSONHandler, LoopbackServer
+from .loopback import JSONHandler, LoopbackServer, Request
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    body: dict
-    status: int = 200
-    entries: int = 0
 
 
 @dataclass

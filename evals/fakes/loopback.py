@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Request:
+    """One request a fake served, as its request log keeps it (entries: how many LogEntries a page returned)."""
+
+    method: str
+    path: str
+    body: dict
+    status: int = 200
+    entries: int = 0
 
 
 class JSONHandler(BaseHTTPRequestHandler):
