@@ -30,9 +30,12 @@ def register(subparsers, command=None) -> None:
     p.add_argument("--out", metavar="DIR", help="also write eval.json, eval.md and reliability.svg there")
     p.add_argument("--robustness", action="store_true",
                    help="replay every case under shape transformations that keep its facts, scored per transformation")
-    p.add_argument("--transforms", metavar="A,B", help="with --robustness: only these transformations")
-    p.add_argument("--cases", type=int, metavar="N", help="with --robustness: N cases spread over the library")
-    p.add_argument("--only", metavar="GLOB", help="with --robustness: the cases whose name matches GLOB")
+    p.add_argument("--noise", action="store_true",
+                   help="replay every case with benign noise added (start-up warnings, quantities that look like codes, "
+                        "errors the run survives), scored per kind: no verdict may change")
+    p.add_argument("--transforms", metavar="A,B", help="with --robustness or --noise: only these transformations / kinds")
+    p.add_argument("--cases", type=int, metavar="N", help="with --robustness or --noise: N cases spread over the library")
+    p.add_argument("--only", metavar="GLOB", help="with --robustness or --noise: the cases whose name matches GLOB")
     p.set_defaults(func=run)
 
 
@@ -64,7 +67,7 @@ def run(args) -> int:
     cases = load_cases(paths)
     if not cases:
         raise InputError(f"no cases (folders with expected.yaml) under {' '.join(paths)}")
-    if args.robustness:
+    if args.robustness or args.noise:
         return robustness(args, cases)
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
     summary = result.summary()
@@ -99,15 +102,16 @@ def robustness(args: argparse.Namespace, cases) -> int:
         raise InputError(f"no case matches {args.only!r}")
     transforms = [t.strip() for t in args.transforms.split(",") if t.strip()] if args.transforms else None
     try:
-        summary = rb.run_robustness(cases, AGENTS[args.agent](), transforms)
+        summary = rb.run_robustness(cases, AGENTS[args.agent](), transforms, noise=args.noise)
     except ValueError as err:
         raise InputError(str(err)) from None
     sys.stdout.write(rb.RENDERERS[args.format](summary))
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "robustness.json").write_text(rb.as_json(summary))
-        (out / "robustness.md").write_text(rb.markdown(summary))
+        stem = "noise" if args.noise else "robustness"
+        (out / f"{stem}.json").write_text(rb.as_json(summary))
+        (out / f"{stem}.md").write_text(rb.markdown(summary))
     return 1 if summary["gate"] else 0
 
 

@@ -20,9 +20,12 @@ import yaml
 
 from .agents import Agent
 from .harness import Case, CaseResult, EvalResult, Expected, evaluate, input_ids
+from .noise import NOISE
 from .transforms import ORIGINAL, TRANSFORMS, load, save
 
 TARGET = {"top1": 0.97, "pass_rate": 0.90}  # over all variants (issue 17)
+# benign noise changes no verdict (issue 25): class, status and key evidence as on the original, every variant
+NOISE_TARGET = {"top1": 1.0, "status": 1.0, "evidence_recall": 1.0}
 COLUMNS = (("cases", "cases"), ("applied", "applied"), ("pass", "pass_rate"), ("top-1", "top1"), ("status", "status"),
            ("evidence recall", "evidence_recall"), ("entities", "entity_recall"))
 
@@ -34,9 +37,9 @@ class Variant:
     result: CaseResult
 
 
-def variant(case: Case, name: str, agent: Agent, tmp: Path) -> Variant:
+def variant(case: Case, name: str, agent: Agent, tmp: Path, registry: dict = TRANSFORMS) -> Variant:
     c = load(case.path)
-    n = TRANSFORMS[name](c) if name != ORIGINAL else 0
+    n = registry[name](c) if name != ORIGINAL else 0
     folder = tmp / name / case.name
     save(c, folder)
     moved = Case(case.name, folder, Expected.model_validate(yaml.safe_load((folder / "expected.yaml").read_text())),
@@ -53,17 +56,20 @@ def select(cases: list[Case], count: int | None = None, only: str | None = None)
     return picked
 
 
-def run_robustness(cases: list[Case], agent: Agent, transforms: list[str] | None = None) -> dict:
-    names = [ORIGINAL, *(transforms or TRANSFORMS)]
-    unknown = [t for t in names if t != ORIGINAL and t not in TRANSFORMS]
+def run_robustness(cases: list[Case], agent: Agent, transforms: list[str] | None = None, *, noise: bool = False) -> dict:
+    """Every case under each transformation (or, with `noise`, each kind of benign noise of evals/noise.py)."""
+    registry, target = (NOISE, NOISE_TARGET) if noise else (TRANSFORMS, TARGET)
+    names = [ORIGINAL, *(transforms or registry)]
+    unknown = [t for t in names if t != ORIGINAL and t not in registry]
     if unknown:
-        raise ValueError(f"unknown transformation(s) {', '.join(unknown)}; choose from {', '.join(TRANSFORMS)}")
+        raise ValueError(f"unknown {'noise kind' if noise else 'transformation'}(s) {', '.join(unknown)}; "
+                         f"choose from {', '.join(registry)}")
     out: dict[str, list[Variant]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory(prefix="pw-robust-") as tmp:
         for case in cases:
             for name in names:
-                out[name].append(variant(case, name, agent, Path(tmp)))
-        return summarise(agent.name, out)  # while the variants' folders exist (the baselines read them)
+                out[name].append(variant(case, name, agent, Path(tmp), registry))
+        return summarise(agent.name, out, target)  # while the variants' folders exist (the baselines read them)
 
 
 def _row(name: str, variants: list[Variant]) -> dict:
@@ -82,13 +88,13 @@ def _miss(v: Variant, reference: dict[str, bool]) -> dict:
             "checks": {c.name: c.reason for c in r.checks[0] if not c.passed and not c.informational}}
 
 
-def summarise(agent: str, out: dict[str, list[Variant]]) -> dict:
+def summarise(agent: str, out: dict[str, list[Variant]], target: dict = TARGET) -> dict:
     reference = {v.result.case.name: v.result.passed for v in out.get(ORIGINAL, [])}
     variants = [v for name, vs in out.items() if name != ORIGINAL for v in vs]
     rows = [_row(name, vs) for name, vs in out.items()]
     overall = _row("all variants", variants) if variants else None
-    gate = [f"{k} {overall[k]:.3f} < {floor}" for k, floor in TARGET.items() if overall and overall[k] < floor]
-    return {"agent": agent, "rows": rows, "all_variants": overall, "target": TARGET, "gate": gate,
+    gate = [f"{k} {overall[k]:.3f} < {floor}" for k, floor in target.items() if overall and overall[k] < floor]
+    return {"agent": agent, "rows": rows, "all_variants": overall, "target": target, "gate": gate,
             "misses": {name: [_miss(v, reference) for v in vs if not v.result.passed] for name, vs in out.items()}}
 
 
@@ -98,8 +104,8 @@ def _cells(row: dict) -> list[str]:
 
 def markdown(s: dict) -> str:
     head = ["transformation", *(c for c, _ in COLUMNS)]
-    out = ["# Robustness eval", "", f"agent: {s['agent']}; targets over all variants: top-1 ≥ {TARGET['top1']:.0%}, "
-           f"pass ≥ {TARGET['pass_rate']:.0%}", "", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    targets = ", ".join(f"{k} ≥ {v:.0%}" for k, v in s["target"].items())
+    out = ["# Robustness eval", "", f"agent: {s['agent']}; targets over all variants: {targets}", "", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     rows = s["rows"] + ([s["all_variants"]] if s["all_variants"] else [])
     out += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
     out += ["", "`applied`: cases the transformation changed; the others are run and counted as they are.", ""]

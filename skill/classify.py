@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from .catalog.symptoms import FATAL_SEVERITIES
+from .impact import CAUSE_LEAD_NS, Line, judge
 from .model import Workload
 from .records import rm_address
 from .status import STUCK_PENDING_NS, Run, decide
@@ -16,7 +18,6 @@ NS = 1_000_000_000
 CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
 STRONG = 0.8  # a candidate this strong is a root cause before weaker ones, whatever their time
 PROOF = 0.9  # a candidate this strong is proven: a failed recovery outranks it only with proof of its own
-CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the symptom it explains (clocks, buffering)
 # A program is still running when its last activity is within the progress-stopped check's wait of the end.
 STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
@@ -49,6 +50,17 @@ class Verdict:
     root: Hypo
     symptoms: list[Signal]
     notes: list[str] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+
+
+@dataclass
+class Observation:
+    """A class whose lines the run survived: not a cause, reported so a reader still sees them."""
+
+    failure_class: str
+    score: float
+    signals: list[Signal]
+    why: str  # why it is not the cause (skill.impact's row)
 
 
 def combine(weights: list[float]) -> float:
@@ -108,25 +120,42 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: list[Signal]) -> 
                and s.ts - KILL_BEFORE_NS <= x.ts <= s.ts + KILL_AFTER_NS for x in symptoms)
 
 
-def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> dict[str, Hypo]:
+def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
+                survived: Callable[[Signal], str | None] = lambda s: None) -> tuple[dict[str, Hypo], list[Observation]]:
+    """Candidate classes from the cause signals that hurt the run, and the classes whose lines it survived."""
     by_class: dict[str, list[Signal]] = {}
+    spared: dict[str, list[tuple[Signal, str]]] = {}
     for s in causes:
         if s.pattern.transient and _resolved(model, s):
             continue  # a scheduling or pull blip that resolved: the pod ran afterwards
         if s.pattern.needs and NEEDS[s.pattern.needs](model, s, symptoms) is False:
             continue  # e.g. a graceful node shutdown on a node known not to be Spot
+        if not s.pattern.support and (why := survived(s)):
+            spared.setdefault(s.target, []).append((s, why))  # the run went on after it: not a cause (skill.impact)
+            continue
         by_class.setdefault(s.target, []).append(s)
     hypos = {}
     for cid, sigs in by_class.items():
         if all(s.pattern.support for s in sigs):
             continue  # facts that only support other evidence (the pods ran on Spot) are no hypothesis alone
-        best: dict[str, float] = {}
-        for s in sigs:
-            best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
-        h = Hypo(cid, combine(list(best.values())), sigs)
+        h = Hypo(cid, _score(sigs), sigs)
         h.first_ts = h.strong_signals[0].ts
+        # the same class's earlier lines that the run survived stay cited (the quiet early warning), not scored or timed
+        h.signals = sorted(sigs + [s for s, _ in spared.get(cid, [])], key=lambda s: s.ts)
         hypos[cid] = h
-    return hypos
+    observations = []
+    for cid, pairs in spared.items():
+        sigs = [s for s, _ in pairs]
+        if cid not in hypos and (score := _score(sigs)) >= CANDIDATE:
+            observations.append(Observation(cid, round(score, 3), sorted(sigs, key=lambda s: s.ts), pairs[-1][1]))
+    return hypos, sorted(observations, key=lambda o: o.signals[0].ts)
+
+
+def _score(sigs: list[Signal]) -> float:
+    best: dict[str, float] = {}
+    for s in sigs:
+        best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
+    return combine(list(best.values()))
 
 
 def _resolved(model: Workload, s: Signal) -> bool:
@@ -302,19 +331,31 @@ def thresholds() -> list[tuple[str, str]]:
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
-    hypos = _hypotheses(model, causes, symptoms)
+    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
+                    and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
+    act = activity(model)
+    at_end = running_at_end(model, act, {s.target for s in symptoms})
+    damage = tuple(sorted(s.ts for s in failure_syms))
+    # Only the client's step lines show the run advancing past a line: the executors' periodic launch reports come from
+    # every host, and one that still reports says nothing of a collective that another host never joined.
+    steps = tuple(sorted({s.ts for s in model.progress}))
+    stepping_at_end = bool(steps) and at_end and model.now - steps[-1] <= STALL_MIN_NS
+
+    def survived(s: Signal) -> str | None:
+        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end))
+        return why if verdict == "survived" else None
+
+    hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)) is not None:
             # decided by absence; the class's supporting lines (why a worker never registered ...) stay with it
             h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h
-    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
-                    and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
+    observations = [o for o in observations if o.failure_class not in hypos]
     notes: list[str] = []
-    act = activity(model)
     resolved: list[Hypo] = []
     cands = [h for h in hypos.values() if h.score >= CANDIDATE]
-    if running_at_end(model, act, {s.target for s in symptoms}):
+    if at_end:
         resolved = [h for h in cands if recovered(h, act, failure_syms)]
         if resolved:
             cands = [h for h in cands if h not in resolved]
@@ -345,7 +386,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in resolved or _explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
     status = status_of(model, symptoms, root.failure_class, act)
-    return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes)
+    return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)
 
 
 GLOG_LETTER = re.compile(r"[IWEF]\d{4} ")  # a glog prefix: its letter, not the entry's severity, says how bad

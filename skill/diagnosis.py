@@ -77,6 +77,15 @@ class NextCheck(_Strict):
     command: str | None = Field(default=None, description="a read-only kubectl / gcloud command")
 
 
+class Observation(_Strict):
+    failure_class: str = Field(description="the class its lines would point to, had they hurt the run")
+    evidence: list[str] = Field(default=[], description="ids of its lines (the first and the latest), as in `evidence`")
+    timestamp: str | None = Field(default=None, description="when its first line was logged")
+    resource: str = Field(description="what logged it: pod/container, node, or kind/name")
+    excerpt: str = Field(description="its first line, redacted")
+    why_not_cause: str = Field(description="what the run did after it that shows it survived (skill.impact's rule)")
+
+
 class Budget(_Strict):
     logging_requests: int = 0
     entries_read: int = 0
@@ -100,6 +109,9 @@ class Diagnosis(_Strict):
     sufficiency: Sufficiency = Sufficiency(sufficient=True)
     next_checks: list[NextCheck] = Field(default=[], description="below confidence 0.9 or for unknown_failure: "
                                                                  "read-only checks that tell the leading candidates apart")
+    observations: list[Observation] = Field(default=[], description="warnings the run survived: lines that name a "
+                                                                   "failure class but did not hurt the workload (progress "
+                                                                   "went on after them, nothing failed), so not causes")
     budget: Budget = Budget()
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -114,4 +126,6 @@ class Diagnosis(_Strict):
             ids.update(h.evidence)
         for t in self.timeline:
             ids.update(t.evidence)
+        for o in self.observations:
+            ids.update(o.evidence)
         return ids

@@ -10,8 +10,9 @@ import jinja2
 from .catalog import BY_ID, HEALTHY, SYMPTOMS, VERDICT_SOURCES
 from .catalog.scheduling import INVALID_FIELD
 from .catalog.types import PATHWAYS_CONTAINERS, Text
-from .classify import Hypo, activity
-from .diagnosis import Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, RootCause, TimelineItem, Workload as WorkloadOut
+from .classify import Hypo, Verdict, activity
+from .diagnosis import (Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, Observation, RootCause, TimelineItem,
+                        Workload as WorkloadOut)
 from .engine import Analysis
 from .facts import EXCEPTION, GLOG
 from .next_checks import next_checks
@@ -469,6 +470,17 @@ def data_gaps(a: Analysis) -> list[str]:
     return gaps + a.verdict.notes
 
 
+def observations(v: Verdict) -> list[Observation]:
+    """The classes whose lines the run survived (skill.impact): their first and latest line, and why not the cause."""
+    out = []
+    for o in v.observations:
+        first, last = o.signals[0], o.signals[-1]
+        out.append(Observation(failure_class=o.failure_class, evidence=list(dict.fromkeys([first.record.id, last.record.id])),
+                               timestamp=format_ns(first.ts) or None, resource=first.record.resource,
+                               excerpt=clip(excerpt(first.record.text), 300), why_not_cause=o.why))
+    return out
+
+
 def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     """The Diagnosis contract for one analysis. Every cited id comes from a record that was read."""
     m, v = a.model, a.verdict
@@ -515,7 +527,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         summary=f"{cls.title} ({v.status}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
         hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,
-        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v),
+        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(v),
         next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)),
         budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,
                       entries_read=stats.entries_read, entries_skipped=stats.entries_skipped, seconds=round(a.seconds, 3)),

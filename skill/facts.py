@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from .catalog import CLASSES
 from .catalog.facts import COMPONENTS, HTTP_NAMES, PATH_ROLES, SEGMENT_ROLES, SOURCE_COMPONENTS, STATUS_CODES
 from .catalog.types import FactRule, Pattern
-from .records import Record
+from .records import Record, stated_level
 from .signals import Signal, addressed_to_a_reader
 
 GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ ([\w.\-]+):\d+\] ")
@@ -28,10 +28,24 @@ EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*_?[A-Z]\w*(?:Error|Excepti
                        r"|(?:[a-z_]\w*\.)+_?[A-Z]\w*"
                        # the standard library's lower-case exception classes: zlib.error, socket.timeout, socket.gaierror
                        r"|(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror))(?::\s?(?P<msg>.*))?$")
+UNIT = (r"[KMGTPE]i?B\b|[kKMG]B/s|bytes?\b|B\b|[mun\u00b5]?s\b|secs?\b|seconds?\b|minutes?\b|mins?\b|hours?\b|h\b|%"
+        r"|x\b|/s\b|files?\b|examples?\b|records?\b|items?\b|steps?\b|samples?\b|tokens?\b|rows?\b|entries\b"
+        r"|objects?\b|shards?\b|chunks?\b|hosts?\b|workers?\b|chips?\b|devices?\b|nodes?\b|pods?\b|requests?\b"
+        r"|retries\b|times\b|lines?\b|batch(?:es)?\b|epochs?\b|params?\b|layers?\b|tasks?\b|threads?\b|[Kk]iB|ms\b")
 CODE = re.compile(r"\b(" + "|".join(STATUS_CODES) + r")\b")
-HTTP = re.compile(r"(?:\bHTTP(?:/[\d.]+)?\s*|\bstatus(?:[ _]code)?\s*[=:]?\s*|\bcode\s*[=:]\s*|^|:\s|\b(?:GET|PUT|POST|PATCH|DELETE)\b.{0,20}?)"
-                  r"\b([45]\d\d)\b|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b"
-                  r"|[,(]\s*([45]\d\d)\)?\s*$")  # "..., 429" / "(429)" closing a client library's message
+# An HTTP status only where a status is written (issue 25: "403 MiB" is a size): after "HTTP", "status", "code",
+# "returned"/"failed with"; before a reason phrase, a gRPC code name or a request method (google-api-core's
+# "403 GET https://..."); in parentheses closing a message. A number followed by a unit or a count is a quantity.
+_REASONS = (r"Bad Request|Unauthorized|Forbidden|Not Found|Request Timeout|Conflict|Gone|Precondition Failed|"
+            r"Too Many Requests|Internal Server Error|Not Implemented|Bad Gateway|Service Unavailable|Gateway Timeout|"
+            r"Request Entity Too Large|Requested Range Not Satisfiable")
+_STATUS_BEFORE = (r"\bHTTP(?:/[\d.]+)?(?:\s+(?:error|status|response|code|response code|status code))?\s*[=:]?\s*"
+                  r"|\bstatus(?:[ _]?code)?[\"']?\s*[=:]?\s*|\bcode[\"']?\s*[=:]\s*|\berror code\s+"
+                  r"|\b(?:returned|responded with|failed with|got|received|answered)\s+(?:an?\s+)?(?:HTTP\s+)?")
+HTTP = re.compile(r"(?:" + _STATUS_BEFORE + r")\b([45]\d\d)\b(?!\s*(?:" + UNIT + r"))"
+                  r"|\b([45]\d\d)\s+(?:" + _REASONS + r"|(?:GET|PUT|POST|PATCH|DELETE|HEAD)\s+\S|[A-Z]+_[A-Z_]+\b)"
+                  r"|\b(" + "|".join(re.escape(n) for n in HTTP_NAMES) + r")\b"
+                  r"|\(\s*([45]\d\d)\s*\)|,\s*([45]\d\d)\s*$")  # "(429)" / "..., 429" closing a client library's message
 GS = re.compile(r"gs://([a-z0-9][a-z0-9._-]{1,220})(/[^\s'\"`,;)\]}>]*)?")
 JSON_API = re.compile(r"storage\.googleapis\.com/(?:upload/|download/)?storage/v1/b/([a-z0-9][a-z0-9._-]{1,220})/o"
                       r"(?:/([^?\s'\"]+)|\?[^\s'\"]*?\bname=([^&\s'\"]+))?")
@@ -139,7 +153,9 @@ class FactReader:
 
     def add(self, rec: Record) -> None:
         if rec.source != "container" or not rec.text or not MAYBE.search(rec.text) or addressed_to_a_reader(rec.text):
-            return  # kept only if a line of it may be a traceback's or an error's: every record passes here
+            return
+        if stated_level(rec) in ("DEBUG", "INFO"):
+            return  # an INFO line reports, it does not fail (stderr arrives as ERROR: the line's own level decides)  # kept only if a line of it may be a traceback's or an error's: every record passes here
         self._n += 1
         self._lines.setdefault((rec.pod, rec.container), []).append((rec.ts, self._n, rec))
 
@@ -172,7 +188,7 @@ def _read(rec: Record, line: str, frames: list[tuple[str, Record]], roles: Roles
     m = EXCEPTION.match(line)
     exception, message = (m.group("type"), m.group("msg") or "") if m else ("", line)
     codes = frozenset(CODE.findall(line))
-    http = frozenset(int(a or c) if (a or c) else HTTP_NAMES[b] for a, b, c in HTTP.findall(line) if a or b or c)
+    http = frozenset(HTTP_NAMES[g[2]] if g[2] else int(next(x for x in g if x)) for g in HTTP.findall(line) if any(g))
     local = LOCAL.search(line) if ERRNO.search(line) else None  # an OSError names the local path it failed on
     url = _url(line) or (local.group(1) if local else "")
     errno = errno_name(line)

@@ -230,6 +230,16 @@ class Workload:
         del self.progress[:-PROGRESS_KEEP]
         # A training loop prints the same line shape every time; a one-off line that merely says "step 3" (a runbook
         # note, a log line addressed to an agent) is not progress once a repeated shape exists.
+        # A line that restates one step again and again (a watchdog's "no step since ... (last step 719)") reports that
+        # progress stopped; it is not progress. Steps of a shape that never change, over several lines, are dropped.
+        steps: dict[str, set[str]] = {}
+        for s in self.progress:
+            steps.setdefault(_shape(s.record.text), set()).add(s.groups.get("step", ""))
+        frozen = {k for k, v in steps.items() if len(v) == 1 and sum(1 for s in self.progress if _shape(s.record.text) == k) >= 2}
+        if frozen and len(frozen) < len(steps):
+            restated = [s for s in self.progress if _shape(s.record.text) in frozen]
+            self.progress = [s for s in self.progress if _shape(s.record.text) not in frozen]
+            self.progress_count -= len(restated)
         shapes = Counter(_shape(s.record.text) for s in self.progress)
         if shapes and shapes.most_common(1)[0][1] >= 3:
             odd = [s for s in self.progress if shapes[_shape(s.record.text)] == 1]

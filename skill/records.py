@@ -161,6 +161,21 @@ STEP_KEYS = ("step", "global_step", "train_step")  # a structured training recor
 ERROR_KEYS = ("exc_info", "exception", "stack_trace", "stacktrace", "traceback", "error")
 
 
+_GLOG_LEVEL = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d")
+_PY_LEVEL = re.compile(r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.]*:")
+_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "WARN": "WARNING", "FATAL": "CRITICAL"}
+
+
+def stated_level(rec: Record) -> str:
+    """How bad a container line says it is: a glog letter or a Python logging prefix outranks the entry's severity,
+    which GKE sets to ERROR for every stderr line whatever it says; otherwise the entry's severity."""
+    if (m := _GLOG_LEVEL.match(rec.text)) is not None:
+        return _LEVELS[m.group(1)]
+    if (m := _PY_LEVEL.match(rec.text)) is not None:
+        return _LEVELS.get(m.group(1), m.group(1))
+    return rec.severity
+
+
 def payload_text(entry: dict) -> str:
     """The human text of a LogEntry, whichever payload it has."""
     text = entry.get("textPayload")

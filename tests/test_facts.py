@@ -191,3 +191,54 @@ def test_a_lower_case_stdlib_exception_raised_in_the_cache_is_a_cache_fact_with_
     sigs = fact_signals(facts)
     assert {s.target for s in sigs} == {"compilation_cache_failure"}
     assert {s.record.id for s in sigs if s.pattern.support} == {"l2"} and "decompress" in {s.pattern.id for s in sigs}
+
+
+# --- issue 25: statuses only where they are statuses; a line's own level outranks stderr's ERROR -------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from skill.engine import matcher  # noqa: E402
+from skill.classify import CANDIDATE  # noqa: E402
+
+CODES = st.sampled_from([400, 401, 403, 404, 408, 409, 412, 429, 500, 502, 503, 504, 137, 139, 143])
+UNITS = st.sampled_from(["MiB", "GiB", "KiB", "MB", "bytes", "ms", "s", "files", "examples", "records", "steps",
+                         "tokens", "shards", "requests", "%", "rows", "hosts", "chips"])
+QUANTITY = st.builds(lambda pre, n, unit, post: f"{pre}{n} {unit}{post}",
+                     st.sampled_from(["Scratch usage under gs://run-scratch/tmp: ", "prefetched ", "p99 latency ",
+                                      "read ", "checkpoint size: ", "skipped ", "epoch has ", "queue depth: "]),
+                     CODES, UNITS, st.sampled_from(["", " so far", " (ok)", " from gs://run-data/shards", "/epoch"]))
+GLOG_BENIGN = st.builds(lambda letter, n, text: f"{letter}1203 01:04:00.862703     649 trainer.cc:{n}] {text}",
+                        st.sampled_from("IW"), st.integers(1, 999), QUANTITY)
+
+
+def _candidates(text: str) -> list[str]:
+    rec = Record(id="r", ts=10**18, source="container", log="stderr", text=text, pod=POD, container=C, severity="ERROR")
+    roles = Roles([("gs://run-scratch", "scratch"), ("gs://run-data", "data")])
+    facts = [s.target for s in fact_signals(read([rec], roles)) if s.weight >= CANDIDATE]
+    return facts + [s.target for s in matcher().match(rec) if s.kind == "cause" and s.weight >= CANDIDATE]
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(st.one_of(QUANTITY, GLOG_BENIGN))
+def test_quantities_and_glog_info_lines_delivered_as_error_make_no_candidate(text):
+    assert _candidates(text) == []
+
+
+@pytest.mark.parametrize("text,code", [
+    ("google.api_core.exceptions.Forbidden: 403 POST https://storage.googleapis.com/upload/storage/v1/b/b/o: denied", 403),
+    ("Error executing an HTTP request: HTTP response code 404 with body '{}'", 404),
+    ("Failed to export time series: 429 Too Many Requests", 429),
+    ('{"error": {"code": 403, "message": "denied"}}', 403),
+    ("upload failed (503)", 503),
+    ("tensorstore write failed with HTTP 412: precondition", 412),
+])
+def test_real_http_statuses_are_still_read(text, code):
+    (fact,) = read(lines(text))
+    assert code in fact.http
+
+
+def test_an_info_line_carries_no_fact_but_a_warning_does():
+    assert read(lines("I1203 01:04:00.862703 649 gcs.cc:12] HTTP response code 403 cached for gs://b/x")) == []
+    assert read(lines("INFO:absl:HTTP response code 403 on gs://b/x, will use the fallback")) == []
+    assert read(lines("WARNING:absl:HTTP response code 403 on gs://b/x"))

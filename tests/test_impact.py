@@ -1,0 +1,100 @@
+"""The impact rule (skill/impact.py): a test per row, the generated doc, and whole incidents with survived look-alikes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evals.builder import build
+from skill import references
+from skill.api import diagnose_replay
+from skill.catalog import Pattern
+from skill.impact import ROWS, Line, judge
+from skill.records import Record
+from skill.signals import Signal
+
+from conftest import FIXTURES, ROOT
+
+NS = 1_000_000_000
+T0 = 1_800_000_000 * NS
+
+
+def line(at_s: int, steps=(), damage=(), running_at_end: bool = False) -> Line:
+    s = Signal("cause", "gcs_permission_denied", Pattern("x"), Record(id="x", ts=T0 + at_s * NS, source="container",
+                                                                      log="stderr", text="403 Forbidden"), {})
+    return Line(s, tuple(T0 + t * NS for t in steps), tuple(T0 + t * NS for t in damage), running_at_end)
+
+
+def test_never_ran_is_linked():
+    assert judge(line(10, damage=(20,)))[:2] == ("linked", "never ran")
+
+
+def test_a_failure_just_before_is_linked_even_if_steps_follow():
+    assert judge(line(100, steps=range(110, 400, 10), damage=(20,)))[:2] == ("linked", "a failure just before")
+
+
+def test_steps_after_it_before_anything_failed_is_survived():
+    verdict, row, why = judge(line(100, steps=range(50, 400, 10), damage=(900,)))
+    assert (verdict, row) == ("survived", "ran on after it") and "before anything failed" in why
+
+
+def test_two_steps_then_a_failure_is_linked():
+    # a client may print a step or two it dispatched before the fault: not enough to call it survived
+    assert judge(line(100, steps=(50, 60, 105, 110), damage=(115,)))[:2] == ("linked", "otherwise")
+
+
+def test_still_stepping_at_the_end_is_survived_but_says_it_is_too_soon():
+    verdict, row, why = judge(line(100, steps=(50, 90, 104), running_at_end=True))
+    assert (verdict, row) == ("survived", "still running at the end") and "too soon" in why
+
+
+def test_steps_stopped_after_it_is_linked():
+    assert judge(line(100, steps=(50, 90), running_at_end=False))[:2] == ("linked", "otherwise")
+
+
+def test_every_row_is_tested():
+    names = {r.name for r in ROWS}
+    assert names == {"never ran", "a failure just before", "ran on after it", "still running at the end", "otherwise"}
+
+
+def test_impact_doc_is_current():
+    assert (ROOT / "docs" / "impact.md").read_text() == references.render_impact()
+
+
+HEALTHY = FIXTURES / "case-002"  # a healthy two-slice run, 50 min, step lines to the end
+SURVIVED = {
+    "tensorboard_403": "WARNING:tensorboard:Failed to write event file gs://orchard-tb/events.out.tfevents.1: "
+                       "google.api_core.exceptions.Forbidden: 403 POST https://storage.googleapis.com/upload/storage/v1/"
+                       "b/orchard-tb/o?uploadType=resumable: Permission 'storage.objects.create' denied",
+    "cache_write": "WARNING:jax._src.compilation_cache:Error writing persistent compilation cache entry for "
+                   "'jit_train_step': OSError: Forbidden",
+    "quantity": "Scratch usage under gs://orchard-research-pathways/tmp: 403 MiB",
+}
+
+
+def _with_line(tmp_path: Path, text: str, at: str, base: Path = HEALTHY, pod: str = "head") -> Path:
+    scenario = yaml.safe_load((base / "scenario.yaml").read_text())
+    scenario["incident"] = list(scenario.get("incident") or []) + [{"at": at, "kind": "log", "pod": pod, "text": text}]
+    (tmp_path / "scenario.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False))
+    build(tmp_path / "scenario.yaml", tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("kind", sorted(SURVIVED))
+@pytest.mark.parametrize("at", ["+20m", "+46m"])  # long before the end, and four minutes before it
+def test_a_healthy_run_stays_healthy_with_a_line_it_survived(tmp_path, kind, at):
+    d = diagnose_replay(_with_line(tmp_path, SURVIVED[kind], at))
+    assert (d.failure_class, d.status) == ("no_failure_detected", "healthy")
+    ids = d.cited_ids()
+    if kind != "quantity":  # a size is no fact at all; the real 403s are reported as survived warnings
+        assert d.observations and all(o.why_not_cause for o in d.observations)
+        assert {i for o in d.observations for i in o.evidence} <= ids
+
+
+def test_a_survived_warning_does_not_displace_the_real_cause(tmp_path):
+    base = FIXTURES / "case-001"  # a TPU chip failing on one host of slice 1
+    d = diagnose_replay(_with_line(tmp_path, SURVIVED["tensorboard_403"], "+5m", base))
+    assert d.failure_class == "tpu_hardware_failure"
+    assert [o.failure_class for o in d.observations] == ["gcs_permission_denied"]
