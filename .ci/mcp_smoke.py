@@ -1,4 +1,5 @@
-"""CI smoke test: start `pathways-workload mcp` on stdio with the real MCP client, list the tools, call diagnose.
+"""CI smoke test: start `pathways-workload mcp` on stdio with the real MCP client, list the tools, call diagnose
+(text and structured content; the client checks the latter against the declared output schema), read the version.
 
     python .ci/mcp_smoke.py PATH/TO/pathways-workload FIXTURE_DIR
 """
@@ -21,7 +22,10 @@ async def smoke(command: str, case: str) -> None:
             r = await c.call_tool("diagnose", {"replay": case})
             assert not r.is_error, r.content
             assert json.loads(r.content[0].text)["failure_class"] == "host_oom"
-    print(f"mcp: {len(names)} tools, diagnose OK")
+            assert r.structured_content["failure_class"] == "host_oom", r.structured_content  # checked by the client
+            version = c.server_info.version if c.server_info else ""
+            assert version, "server_info.version is empty"
+    print(f"mcp: {len(names)} tools, diagnose OK, server version {version}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ EXAMPLES = {
     "diagnose": """\
   pathways-workload diagnose --replay fixtures/case-001
   pathways-workload diagnose --replay DIR --jobset NAME --format json
-  pathways-workload diagnose --project P --location us-east5 --cluster C --jobset NAME --since 2h""",
+  pathways-workload diagnose --project P --location us-east5 --cluster C --jobset NAME --since 2h --deadline 60""",
     "query-logs": """\
   pathways-workload query-logs --replay DIR --filter 'severity>=ERROR textPayload:"FATAL"' --limit 20 --order desc""",
     "list-events": "  pathways-workload list-events --replay DIR --warnings-only --reason FailedScheduling",
@@ -88,7 +88,12 @@ def _add_live(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kube-server", metavar="URL",
                    help="Kubernetes API server URL without auth, e.g. kubectl proxy (env PATHWAYS_WORKLOAD_KUBE_SERVER)")
     g.add_argument("--save", metavar="DIR", help="write everything fetched as a replay folder")
-    g.add_argument("--deadline", metavar="SECONDS", type=float, default=120.0, help="seconds for the whole live read")
+    g.add_argument("--deadline", metavar="SECONDS", type=float, default=120.0,
+                   help="wall-time budget for all live reads: what it cuts is named in data_gaps; an endpoint that "
+                        "refuses, does not resolve, or denies access fails at once whatever the budget")
+    g.add_argument("--verbose", action="store_true",
+                   help="print every progress note on stderr (each query, retries, requests left in the quota) even "
+                        "when stderr is not a terminal; on a terminal, notes start once a live read takes over 3 s")
     la = p.add_argument_group("Log Analytics (BigQuery SQL over a linked dataset; see docs/log-analytics.md)")
     la.add_argument("--log-analytics", metavar="PROJECT.DATASET",
                     help="read the logs from this dataset's _AllLogs view instead of Cloud Logging's entries.list")
@@ -112,19 +117,20 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     elif args.log_analytics:
         from .diagnose_live import diagnose_log_analytics
 
-        d = diagnose_log_analytics(args.log_analytics, args.cluster, args.jobset, project=args.project,
-                                   location=args.location, namespace=args.namespace, start=args.start,
-                                   end=args.end or args.at, since=args.since, max_bytes=args.max_bytes, kube=args.kube,
-                                   bigquery_endpoint=args.bigquery_endpoint, kube_server=args.kube_server,
-                                   deadline_s=args.deadline,
-                                   progress=lambda msg: print(f"[log-analytics] {msg}", file=sys.stderr))
+        with _heartbeat("[log-analytics] ", args) as hb:
+            d = diagnose_log_analytics(args.log_analytics, args.cluster, args.jobset, project=args.project,
+                                       location=args.location, namespace=args.namespace, start=args.start,
+                                       end=args.end or args.at, since=args.since, max_bytes=args.max_bytes,
+                                       kube=args.kube, bigquery_endpoint=args.bigquery_endpoint,
+                                       kube_server=args.kube_server, deadline_s=args.deadline, progress=hb.say)
     elif args.project or args.cluster:
         from .diagnose_live import diagnose_live
 
-        d = diagnose_live(args.project, args.location, args.cluster, args.jobset, namespace=args.namespace,
-                          start=args.start, end=args.end or args.at, since=args.since, no_kube=args.no_kube,
-                          logging_endpoint=args.logging_endpoint, kube_server=args.kube_server, save_dir=args.save,
-                          deadline_s=args.deadline, progress=lambda msg: print(f"[live] {msg}", file=sys.stderr))
+        with _heartbeat("[live] ", args) as hb:
+            d = diagnose_live(args.project, args.location, args.cluster, args.jobset, namespace=args.namespace,
+                              start=args.start, end=args.end or args.at, since=args.since, no_kube=args.no_kube,
+                              logging_endpoint=args.logging_endpoint, kube_server=args.kube_server,
+                              save_dir=args.save, deadline_s=args.deadline, progress=hb.say)
     else:
         raise PathwaysWorkloadError("diagnose needs --replay DIR, or live: --project P --location L --cluster C --jobset J")
     from .redact import redact, redact_obj
@@ -141,6 +147,14 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         files = analysis.stats.files if analysis else None
         print(redact(render_markdown(d, replay_files=files)), end="")
     return EXIT_OK
+
+
+def _heartbeat(prefix: str, args: argparse.Namespace):
+    """Progress on stderr (skill/progress.py): on a terminal once a live read takes over 3 s; --verbose: every note."""
+    from .progress import Heartbeat
+
+    return Heartbeat(lambda line: print(line, file=sys.stderr, flush=True), args.deadline, prefix=prefix,
+                     enabled=args.verbose or sys.stderr.isatty(), after=0.0 if args.verbose else 3.0)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -50,6 +50,11 @@ def _kube_name(flag: str, value: str, pattern: re.Pattern[str], limit: int) -> N
                          f"at most {limit} characters)")
 
 
+def _check_deadline(seconds: float) -> None:
+    if not seconds > 0 or seconds == float("inf"):  # also refuses NaN
+        raise InputError(f"--deadline {seconds:g}: must be a positive number of seconds (e.g. 60)")
+
+
 def _workload_window(jobset: str, namespace: str | None, start: str | None, end: str | None,
                      since: str | None) -> tuple[str, int, int]:
     """The namespace (default "default") and the [start, end] window in ns of a live read, checked: Kubernetes names,
@@ -76,6 +81,7 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
         missing.append("--location")
     if missing:
         raise InputError("live diagnosis needs " + ", ".join(missing) + " (or --replay DIR for an export)")
+    _check_deadline(deadline_s)
     namespace, start_ns, end_ns = _workload_window(jobset, namespace, start, end, since)
     limits = limits or Limits(deadline_s=deadline_s)
     deadline = Deadline(limits.deadline_s)
@@ -152,6 +158,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
     from .sources.log_analytics import LogAnalyticsSource, parse_dataset
 
     data_project = parse_dataset(dataset)[0]
+    _check_deadline(deadline_s)
     missing = [f"--{n}" for n, v in (("cluster", cluster), ("jobset", jobset)) if not v]
     if missing:
         raise InputError("--log-analytics needs " + ", ".join(missing))

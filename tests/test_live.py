@@ -243,7 +243,7 @@ def test_cli_live_mode(capsys, monkeypatch):
     with Live(case) as lv:
         monkeypatch.setenv("PATHWAYS_WORKLOAD_LOGGING_ENDPOINT", lv._ls.url)
         monkeypatch.setenv("PATHWAYS_WORKLOAD_KUBE_SERVER", lv._ks.url)
-        rc = main(_cli_args(lv))
+        rc = main(_cli_args(lv) + ["--verbose"])
         assert not lv.kube.non_get
     out, err = capsys.readouterr()
     assert rc == 0
@@ -261,6 +261,14 @@ def test_cli_live_403_is_exit_2_one_line(capsys):
         rc = main(_cli_args(lv) + ["--logging-endpoint", lv._ls.url, "--kube-server", lv._ks.url])
     error = json.loads(capsys.readouterr().out)["error"]  # --format json: the error is JSON on stdout
     assert rc == 2 and error["message"].startswith("permission denied") and "roles/logging.viewer" in error["message"]
+
+
+def test_cli_live_is_quiet_without_verbose_off_a_terminal(capsys, monkeypatch):
+    from skill.cli import main
+
+    with Live(CASES[2]) as lv:
+        assert main(_cli_args(lv) + ["--logging-endpoint", lv.logging_url, "--kube-server", lv.kube_url]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_cli_live_needs_the_workload(capsys):
@@ -334,3 +342,141 @@ def test_filters_stay_under_the_api_limit_however_many_nodes_and_patterns():
     pieces = pushdown_regexes("container", 2000)
     assert len(pieces) > 1 and all(len(p) <= 2000 for p in pieces)
     assert "|".join(p.removeprefix("(?m)") for p in pieces) == Q.pushdown_regex("container").removeprefix("(?m)")
+
+
+# -- failing fast (issue 27) ---------------------------------------------------------------------------------------
+
+
+def _refused_url(scheme: str = "http") -> str:
+    """A loopback port nothing listens on: bound for a free number, then closed, so a connection is refused."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"{scheme}://127.0.0.1:{port}"
+
+
+def test_refused_logging_endpoint_is_exit_2_one_line_fast():
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    url = _refused_url()
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--project", "p", "--location", "l",
+                        "--cluster", "c", "--jobset", "j", "--no-kube", "--logging-endpoint", url],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    took = time.monotonic() - t0
+    assert p.returncode == 2 and p.stdout == ""
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert f"cannot reach Cloud Logging at {url} (connection refused)" in lines[0] and "--logging-endpoint" in lines[0]
+    assert took < 20, took  # a guard against the retry series coming back (it took 99 s); ~1.3 s when measured
+
+
+def test_refused_kube_server_is_one_line():
+    url = _refused_url()
+    with Live(CASES[0]) as lv:
+        with pytest.raises(SourceError) as err:
+            lv.diagnose(kube_server=url)
+        assert not lv.logging.list_requests  # it failed before reading any log
+    msg = str(err.value)
+    assert "\n" not in msg and f"cannot reach the Kubernetes API at {url} (connection refused)" in msg
+    assert "--kube-server" in msg and "--no-kube" in msg
+
+
+def test_missing_kubeconfig_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("PATHWAYS_WORKLOAD_KUBE_SERVER", raising=False)
+    with Live(CASES[0]) as lv:
+        with pytest.raises(SourceError, match="no kubeconfig context .*get-credentials.*--no-kube"):
+            lv.diagnose(kube_server=None)
+
+
+def test_missing_google_credentials_is_one_line(tmp_path, monkeypatch):
+    # https:// means Application Default Credentials; none are to be found, and the metadata server is a refused port
+    for var in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    metadata = _refused_url().removeprefix("http://")
+    monkeypatch.setenv("GCE_METADATA_HOST", metadata)
+    monkeypatch.setenv("GCE_METADATA_IP", metadata)
+    with Live(CASES[0]) as lv:
+        with pytest.raises(SourceError, match="no Google Cloud credentials found.*application-default login"):
+            lv.diagnose(logging_endpoint=_refused_url("https"))
+
+
+def test_502_is_retried():
+    case = CASES[0]
+    with Live(case) as lv:
+        lv.logging.fail(502, times=2)
+        d = lv.diagnose()
+    assert sum(r.status == 502 for r in lv.logging.list_requests) == 2
+    same(d, diagnose_replay(case))
+
+
+def test_a_dead_service_is_not_retried_query_after_query():
+    with Live(CASES[0]) as lv:
+        lv.logging.fail(503, times=10**6)
+        d = lv.diagnose(limits=fast(retries=3))
+    sent = len(lv.logging.list_requests)
+    cut = [g for g in d.data_gaps if g.startswith("Cloud Logging query")]
+    assert cut and sent == 3 + len(cut) - 1, (sent, len(cut))  # three attempts for the first query, one for each next
+    assert any("not retried" in g for g in cut)
+
+
+def test_unreachable_kinds_are_named():
+    import socket
+    import ssl
+
+    import requests
+    from urllib3.exceptions import (ConnectTimeoutError, MaxRetryError, NameResolutionError, NewConnectionError,
+                                    ProtocolError)
+
+    from skill.sources.base import connection_failure
+
+    def wrapped(reason: Exception) -> Exception:
+        return requests.exceptions.ConnectionError(MaxRetryError(None, "/v2/entries:list", reason))
+
+    refused = NewConnectionError(None, "Failed to establish a new connection: [Errno 111] Connection refused")
+    refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    unreachable = NewConnectionError(None, "[Errno 101] Network is unreachable")
+    assert connection_failure(wrapped(refused)) == "connection refused"
+    assert connection_failure(wrapped(NameResolutionError("h.invalid", None, socket.gaierror(-2, "Name or service not "
+                                                                                               "known")))) == "unknown host"
+    assert connection_failure(wrapped(ssl.SSLError(1, "wrong version number"))) == "TLS handshake failed"
+    assert connection_failure(wrapped(unreachable)) == "cannot connect"
+    assert connection_failure(wrapped(ConnectTimeoutError(None, "timed out"))) == "connection timed out"
+    assert connection_failure(wrapped(ProtocolError("Connection aborted.", ConnectionResetError(104)))) is None
+    assert connection_failure(ValueError("x")) is None
+
+
+def test_the_deadline_must_be_positive(capsys):
+    from skill.cli import main
+
+    assert main(["diagnose", "--project", "p", "--location", "l", "--cluster", "c", "--jobset", "j",
+                 "--deadline", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--deadline 0: must be a positive number of seconds" in err
+
+
+def test_progress_is_silent_for_a_quick_run_and_beats_for_a_slow_one():
+    import time
+
+    from skill.progress import Heartbeat
+
+    quick: list[str] = []
+    with Heartbeat(quick.append, 60, after=3.0) as hb:
+        hb.say("Cloud Logging: reading control-plane")
+    assert quick == []
+    slow: list[str] = []
+    with Heartbeat(slow.append, 60, after=0.1, every=0.2) as hb:
+        hb.say("Cloud Logging: reading signatures")
+        time.sleep(1.5)
+    assert slow[0] == "[live] Cloud Logging: reading signatures"
+    assert any(line.startswith("[live] still waiting: ") and "left of --deadline" in line for line in slow[1:]), slow

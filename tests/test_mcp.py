@@ -142,3 +142,39 @@ def test_an_absent_jobset_is_an_error_result():
 
     r = _in_process(go)
     assert r.is_error and "JobSets present" in r.content[0].text
+
+
+def test_server_reports_the_package_version():
+    from skill import __version__
+
+    async def go(c):
+        return c.server_info
+
+    for mode in ("auto", "legacy"):
+        async def main(mode=mode):
+            async with Client(build_server(), mode=mode) as c:
+                return await go(c)
+
+        info = anyio.run(main)
+        assert info.name == "pathways-workload" and info.version == __version__, (mode, info)
+
+
+def test_results_are_structured_and_diagnose_declares_the_diagnosis_schema():
+    import jsonschema
+
+    from tools.mcp_server import diagnosis_schema
+
+    async def go(c):
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        diag = await c.call_tool("diagnose", {"replay": CASE})  # the client validates it against the output schema
+        events = await c.call_tool("list_events", {"replay": CASE, "warnings_only": True})
+        bad = await c.call_tool("diagnose", {"replay": CASE, "jobset": "llama-trainx"})
+        return tools, diag, events, bad
+
+    tools, diag, events, bad = _in_process(go)
+    assert tools["diagnose"].output_schema == diagnosis_schema()
+    assert all(t.output_schema is None for name, t in tools.items() if name != "diagnose")
+    assert diag.structured_content == json.loads(diag.content[0].text)  # the text stays for text-only clients
+    jsonschema.validate(diag.structured_content, diagnosis_schema())
+    assert events.structured_content == json.loads(events.content[0].text)
+    assert bad.is_error and bad.structured_content["error"]["code"] == "unknown_jobset"

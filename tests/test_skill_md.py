@@ -57,3 +57,15 @@ def test_references_match_catalog():
     for cid in BY_ID:
         assert f"\n## {cid}\n" in text
     assert references.main(["--check"]) == 0
+
+
+def test_every_error_code_is_documented():
+    # every `code` an error can carry, found in the source the way a reader would grep for it
+    pattern = re.compile(r'''code ?= ?"([a-z_]+)"|error_object\("([a-z_]+)"''')
+    codes = set()
+    for folder in ("skill", "tools", "evals"):
+        for path in (ROOT / folder).rglob("*.py"):
+            codes |= {a or b for a, b in pattern.findall(path.read_text())}
+    assert {"error", "usage", "internal", "source_error"} <= codes
+    _, body = _frontmatter()
+    assert not [c for c in sorted(codes) if f"`{c}`" not in body]

@@ -2,17 +2,24 @@
 
 `pathways-workload mcp` runs it on stdio. Every tool is read-only; a failure, bad or unknown arguments included,
 comes back as the JSON result `{"error": {"code", "message", "hint"}}` (and the MCP result is marked as an error),
-never as a crash.
+never as a crash. Every result is both structured content (the JSON object) and the same JSON as text, for clients
+that read only text; `diagnose` declares the diagnosis JSON Schema (skill/schema/diagnosis.schema.json) as its output
+schema, which its successful results conform to (error results are not checked against it, per the MCP spec). The
+server reports the package version in its initialize answer.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+from functools import cache
+from importlib import resources
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from skill import __version__
 
 from .registry import Tool, registry
 
@@ -35,9 +42,20 @@ def _handler(tool: Tool):
     return run
 
 
+@cache
+def diagnosis_schema() -> dict:
+    """The diagnosis contract's JSON Schema, as shipped in the package."""
+    return json.loads(resources.files("skill").joinpath("schema/diagnosis.schema.json").read_text(encoding="utf-8"))
+
+
+# A tool's declared output schema; the others return structured JSON without one (their shapes are not contracts).
+OUTPUT_SCHEMAS = {"diagnose": diagnosis_schema}
+
+
 def _result(result: dict) -> CallToolResult:
     text = json.dumps(result, indent=2, ensure_ascii=False)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error="error" in result)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result,
+                          is_error="error" in result)
 
 
 class _Server(MCPServer):
@@ -46,8 +64,13 @@ class _Server(MCPServer):
     validation would drop unknown arguments silently and answer in pydantic's words)."""
 
     def __init__(self, tools: dict[str, Tool]):
-        super().__init__("pathways-workload", instructions=INSTRUCTIONS)
+        super().__init__("pathways-workload", instructions=INSTRUCTIONS, version=__version__)
         self.registry = tools
+
+    async def list_tools(self):
+        listed = await super().list_tools()
+        return [t.model_copy(update={"output_schema": OUTPUT_SCHEMAS[t.name]()}) if t.name in OUTPUT_SCHEMAS else t
+                for t in listed]
 
     async def call_tool(self, name, arguments, context=None):
         tool = self.registry.get(name)

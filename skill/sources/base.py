@@ -9,6 +9,15 @@ from urllib.parse import urlsplit
 
 from ..errors import SourceError
 
+# What a connection failure is, when no retry mends it: the first exception type found in the chain names it.
+_UNREACHABLE = (
+    ("unknown host", ("gaierror", "NameResolutionError")),
+    ("connection refused", ("ConnectionRefusedError",)),
+    ("TLS handshake failed", ("SSLError", "SSLCertVerificationError")),
+    ("cannot connect", ("NewConnectionError",)),  # no route, network unreachable (urllib3 2 makes it a
+    ("connection timed out", ("ConnectTimeoutError",)),  # ConnectTimeoutError subclass, hence the order)
+)
+
 
 @dataclass(frozen=True)
 class LogQuery:
@@ -66,3 +75,20 @@ def google_client(make: Callable[..., Any], endpoint: str | None, **kwargs: Any)
     except auth_x.DefaultCredentialsError as err:
         raise SourceError("no Google Cloud credentials found (Application Default Credentials): run "
                           "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS") from err
+
+
+def connection_failure(err: BaseException) -> str | None:
+    """'unknown host', 'connection refused', 'TLS handshake failed', 'cannot connect' or 'connection timed out' when
+    `err` (a requests or urllib3 error, or what it wraps) is a connection that could not be made at all; None for
+    anything else (a reset, a read timeout, an HTTP status), which may pass on a retry."""
+    names: set[str] = set()
+    todo, seen = [err], set()
+    while todo and len(seen) < 32:  # the chain: urllib3's `reason`, __cause__/__context__, exceptions in args
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        names.update(t.__name__ for t in type(e).__mro__)
+        todo += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__, *e.args)
+                 if isinstance(x, BaseException)]
+    return next((kind for kind, types in _UNREACHABLE if names.intersection(types)), None)

@@ -8,6 +8,12 @@ each page is one request we can rate-limit, retry, count and cut. See ../shared/
 Quota: "entries.list ... 60 requests per minute, per Google Cloud project" (Cloud Logging "Quotas and limits" page,
 https://cloud.google.com/logging/quotas, section "Logging API quotas and limits"; not raisable). The limiter below
 keeps us at that rate with a small burst; a 429 RESOURCE_EXHAUSTED still gets exponential backoff with full jitter.
+
+Failing fast: only 429, 500, 502, 503, 504 and transient network errors (a reset, a read timeout, a body that is not a
+page) are retried, a bounded number of times. An endpoint that cannot be connected to at all (refused, unknown host,
+TLS, connect timeout) before it has ever answered is one SourceError at once, as are 400/401/403/404 and missing
+credentials; once a query has run out of retries, later pages get one attempt each, so a dead service costs seconds,
+not a retry series per query.
 """
 
 from __future__ import annotations
@@ -21,10 +27,11 @@ from dataclasses import dataclass
 from ..errors import SourceError
 from ..objects import usable_objects
 from ..records import format_ns, parse_ts
-from .base import LogQuery, SourceStats, google_client
+from .base import LogQuery, SourceStats, connection_failure, google_client
 
 Progress = Callable[[str], None]
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+DEFAULT_ENDPOINT = "https://logging.googleapis.com"
 
 
 @dataclass
@@ -37,10 +44,12 @@ class Limits:
     page_size: int = 1000  # the API maximum
     rate_per_minute: float = 60.0  # the per-project entries.list quota (see the module docstring)
     burst: int = 10  # requests allowed back to back before the limiter paces them
-    retries: int = 6  # attempts per page on 429/500/503/504/DEADLINE_EXCEEDED and connection errors
+    retries: int = 6  # attempts per page on 429/500/502/503/504 (DEADLINE_EXCEEDED)
+    network_retries: int = 4  # attempts per page on a reset, a read timeout or a body that is not a page
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 32.0
     request_timeout_s: float = 60.0
+    connect_timeout_s: float = 10.0  # a TCP/TLS connection not made in this time is "unreachable", not a slow page
 
 
 class Deadline:
@@ -102,13 +111,18 @@ class _Cut(Exception):
     """A read stopped for a reason that is a data gap, not an error the user must fix."""
 
 
-def _retryable(err: Exception) -> bool:
+def _retryable(err: Exception) -> str | None:
+    """'status' for a retryable HTTP status, 'network' for a transient network error, None for anything else."""
     from google.api_core import exceptions as gx
     import requests
 
-    return isinstance(err, (gx.TooManyRequests, gx.ServiceUnavailable, gx.GatewayTimeout, gx.DeadlineExceeded,
-                            gx.InternalServerError, requests.exceptions.ConnectionError, requests.exceptions.Timeout,
-                            requests.exceptions.JSONDecodeError, _NotAPage))
+    if isinstance(err, (gx.TooManyRequests, gx.InternalServerError, gx.BadGateway, gx.ServiceUnavailable,
+                        gx.GatewayTimeout, gx.DeadlineExceeded)):
+        return "status"
+    if isinstance(err, (requests.exceptions.ConnectionError, requests.exceptions.Timeout,
+                        requests.exceptions.JSONDecodeError, _NotAPage)):
+        return "network"
+    return None
 
 
 class _NotAPage(Exception):
@@ -156,8 +170,11 @@ class CloudLoggingSource:
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.limiter = RateLimiter(self.limits.rate_per_minute, self.limits.burst, sleep=sleep)
+        self.endpoint = endpoint.rstrip("/") if endpoint else None
         self.stats = SourceStats()
         self.retried = 0
+        self.answered = False  # the endpoint has sent an HTTP response: a failed connection is transient from now on
+        self.exhausted = False  # a page ran out of retries; later ones get one attempt until one succeeds
 
     def objects(self) -> list[dict]:
         return []
@@ -166,19 +183,18 @@ class CloudLoggingSource:
 
     def _request(self, body: dict) -> dict:
         timeout = max(0.5, min(self.limits.request_timeout_s, self.deadline.remaining()))
-        return self.client._connection.api_request(method="POST", path="/entries:list", data=body, timeout=timeout)
+        return self.client._connection.api_request(method="POST", path="/entries:list", data=body,
+                                                   timeout=(min(self.limits.connect_timeout_s, timeout), timeout))
 
     def _page(self, q: LogQuery, token: str | None, size: int) -> dict:
         """One entries.list page, rate-limited and retried; SourceError for what the user must fix, _Cut for gaps."""
-        from google.api_core import exceptions as gx
-        from google.auth import exceptions as auth_x
-
         body = {"resourceNames": self.resource_names, "filter": q.filter,
                 "orderBy": f"timestamp {'desc' if q.order == 'desc' else 'asc'}", "pageSize": size}
         if token:
             body["pageToken"] = token
-        last: Exception | None = None
-        for attempt in range(max(1, self.limits.retries)):
+        allowed = {"status": self.limits.retries, "network": self.limits.network_retries}
+        used = {"status": 0, "network": 0}
+        while True:
             if self.stats.logging_requests >= self.limits.max_requests:
                 raise _Cut(f"the cap of {self.limits.max_requests} entries.list requests per diagnosis was reached")
             if self.deadline.expired() or not self.limiter.acquire(self.deadline):
@@ -186,40 +202,73 @@ class CloudLoggingSource:
             self.stats.logging_requests += 1
             try:
                 page = self._request(body) or {}
-                if not isinstance(page, dict):
-                    raise _NotAPage(f"a {type(page).__name__} instead of an entries.list page")
-                return page
-            except gx.Forbidden as err:
-                raise SourceError(self._forbidden(err)) from err
-            except gx.Unauthorized as err:
-                raise SourceError(f"Cloud Logging rejected the credentials (HTTP 401) for project {self.project}: run "
-                                  "`gcloud auth application-default login`") from err
-            except gx.BadRequest as err:
-                if token and "page token" in str(err.message).lower():
-                    # The filter already worked for the first page: an expired or refused token is a gap, not a bad query.
-                    raise _Cut(f"Cloud Logging refused the page token (HTTP 400: {_short(err.message, 120)})") from err
-                raise SourceError(f"Cloud Logging rejected the filter of query {q.name!r} (HTTP 400: "
-                                  f"{_short(err.message, 200)}); filter: {' '.join(q.filter.split())}") from err
-            except gx.NotFound as err:
-                raise SourceError(f"project {self.project!r} not found by Cloud Logging (HTTP 404): check --project "
-                                  "(the project id, not its name or number)") from err
-            except (auth_x.RefreshError, auth_x.DefaultCredentialsError) as err:
-                raise SourceError("Google Cloud credentials could not be used (" + _short(str(err), 120) + "): run "
-                                  "`gcloud auth application-default login`") from err
-            except Exception as err:  # noqa: BLE001 - classified just below; anything else is a bug and re-raised
-                if not _retryable(err):
-                    raise
-                last = err
-            if attempt + 1 >= self.limits.retries:
-                break
-            cap = min(self.limits.backoff_max_s, self.limits.backoff_initial_s * (2 ** attempt))
+            except Exception as err:  # noqa: BLE001 - _retry_kind re-raises all but a retryable failure
+                last, kind = err, self._retry_kind(err, q, token)
+            else:
+                self.answered = True
+                if isinstance(page, dict):
+                    self.exhausted = False
+                    return page
+                last, kind = _NotAPage(f"a {type(page).__name__} instead of an entries.list page"), "network"
+            used[kind] += 1
+            if self.exhausted:  # an earlier query ran out of retries: one attempt each until a page comes back
+                raise _Cut(f"{_describe(last)} (not retried: an earlier query already ran out of retries)")
+            if used[kind] >= max(1, allowed[kind]):
+                self.exhausted = True
+                raise _Cut(f"{_describe(last)} after {sum(used.values())} attempts")
+            cap = min(self.limits.backoff_max_s, self.limits.backoff_initial_s * (2 ** (used[kind] - 1)))
             pause = self.rng.uniform(0, cap)  # "full jitter"
             if pause >= self.deadline.remaining():
                 raise _Cut(f"{_describe(last)}, and the deadline left no time to retry")
             self.retried += 1
-            self.progress(f"Cloud Logging {_describe(last)} on {q.name}; retry {attempt + 1} in {pause:.1f}s")
+            self.progress(f"Cloud Logging {_describe(last)} on {q.name}; retry {sum(used.values())} in {pause:.1f}s")
             self.sleep(pause)
-        raise _Cut(f"{_describe(last)} after {self.limits.retries} attempts")
+
+    def _retry_kind(self, err: Exception, q: LogQuery, token: str | None) -> str:
+        """'status' or 'network' for a failure worth another attempt; SourceError (or _Cut) for the rest."""
+        from google.api_core import exceptions as gx
+        from google.auth import exceptions as auth_x
+
+        if isinstance(err, gx.GoogleAPICallError):
+            self.answered = True  # an HTTP status: the endpoint is there
+        if isinstance(err, gx.Forbidden):
+            raise SourceError(self._forbidden(err)) from err
+        if isinstance(err, gx.Unauthorized):
+            raise SourceError(f"Cloud Logging rejected the credentials (HTTP 401) for project {self.project}: run "
+                              "`gcloud auth application-default login`") from err
+        if isinstance(err, gx.BadRequest):
+            if token and "page token" in str(err.message).lower():
+                # The filter already worked for the first page: an expired or refused token is a gap, not a bad query.
+                raise _Cut(f"Cloud Logging refused the page token (HTTP 400: {_short(err.message, 120)})") from err
+            raise SourceError(f"Cloud Logging rejected the filter of query {q.name!r} (HTTP 400: "
+                              f"{_short(err.message, 200)}); filter: {' '.join(q.filter.split())}") from err
+        if isinstance(err, gx.NotFound):
+            raise SourceError(f"project {self.project!r} not found by Cloud Logging (HTTP 404): check --project "
+                              "(the project id, not its name or number)") from err
+        if isinstance(err, (auth_x.RefreshError, auth_x.DefaultCredentialsError, auth_x.TransportError)):
+            raise SourceError("Google Cloud credentials could not be used (" + _short(str(err), 120) + "): run "
+                              "`gcloud auth application-default login`") from err
+        kind = _retryable(err)
+        why = connection_failure(err) if kind == "network" and not self.answered else None
+        if why:
+            raise SourceError(self._unreachable(why)) from err
+        if kind is None:
+            raise err  # not a failure of the service: a bug of ours, shown as an internal error
+        return kind
+
+    def _unreachable(self, why: str) -> str:
+        """One line for an endpoint no connection could be made to, with what to check for that kind of failure."""
+        given = self.endpoint is not None
+        flag = "--logging-endpoint (or PATHWAYS_WORKLOAD_LOGGING_ENDPOINT)"
+        fix = {
+            "connection refused": f"nothing listens there: check {flag}, or leave it unset for the real API"
+                                  if given else "check the network and proxy (HTTPS_PROXY) settings",
+            "unknown host": f"the host name does not resolve: check {flag} and DNS" if given
+                            else "the host name does not resolve: check DNS and the proxy (HTTPS_PROXY) settings",
+            "TLS handshake failed": "check the scheme (http:// for a plain-HTTP emulator) and the CA bundle "
+                                    "(REQUESTS_CA_BUNDLE)",
+        }.get(why, "check the network path and proxy (HTTPS_PROXY) settings" + (f", and {flag}" if given else ""))
+        return f"cannot reach Cloud Logging at {self.endpoint or DEFAULT_ENDPOINT} ({why}): {fix}"
 
     def _forbidden(self, err) -> str:
         msg = str(getattr(err, "message", "") or err)

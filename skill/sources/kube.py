@@ -4,6 +4,10 @@ Only get and list calls exist here (CoreV1Api.list_namespaced_event / list_names
 CustomObjectsApi.get_namespaced_custom_object). Events go through core/v1: EventsV1Api rejects the `eventTime: null` of
 ordinary events (../shared/reference/client-apis.md §4.2). Responses are read raw (`_preload_content=False`) and
 returned as the API server's camelCase JSON, with the item kinds a List leaves out filled in.
+
+Failing fast: an API server that cannot be connected to at all (refused, unknown host, TLS, connect timeout) before it
+has ever answered is one SourceError, as are 401/403 and a missing kubeconfig context; after it has answered, a failed
+read is a data gap, and once a connection cannot be made at all the remaining reads are not attempted.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import os
 from collections.abc import Callable
 
 from ..errors import SourceError
-from .base import SourceStats
+from .base import SourceStats, connection_failure
 from .cloud_logging import Deadline
 
 JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
@@ -22,6 +26,7 @@ PAGE = 500
 MAX_ITEMS = 5000  # per list; Kubernetes keeps events about an hour, so this is far above a normal namespace
 URLLIB3_RETRIES = 3  # urllib3's default Retry(total=3), which the kubernetes client's pool manager uses
 READ_NODES_ONE_BY_ONE = 20  # more nodes than this: one paged list_node instead of a read per node
+CONNECT_TIMEOUT_S = 5.0  # per connection attempt; urllib3 makes up to 1 + URLLIB3_RETRIES of them
 
 
 class _Expired(Exception):
@@ -76,14 +81,18 @@ class KubernetesSource:
         self.progress = progress or (lambda _msg: None)
         self.stats = SourceStats()
         self.requests = 0
+        self.server = server
+        self.answered = False  # the API server has sent an HTTP response
+        self.down: str | None = None  # why the API server was found unreachable; later reads are then skipped
 
     # -- calls ----------------------------------------------------------------------------------------------
 
-    def _timeout(self) -> float:
+    def _timeout(self) -> tuple[float, float]:
         # urllib3 retries a failed GET up to URLLIB3_RETRIES times, each attempt with the whole timeout; a share of
         # what is left keeps even a hanging API server inside the diagnosis deadline.
         left = self.deadline.remaining() if self.deadline else 30.0
-        return max(0.5, min(30.0, left / (1 + URLLIB3_RETRIES)))
+        read = max(0.5, min(30.0, left / (1 + URLLIB3_RETRIES)))
+        return min(CONNECT_TIMEOUT_S, read), read
 
     def _call(self, what: str, fn, *args, **kw) -> dict | None:
         """One GET; the parsed JSON, None for 404; SourceError for auth; a gap (and None) for other failures."""
@@ -94,11 +103,16 @@ class KubernetesSource:
             self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s deadline of the "
                            "diagnosis passed)")
             return None
+        if self.down:
+            self.stats.gap(f"Kubernetes API: {what} not read (the API server was unreachable: {self.down})")
+            return None
         self.requests += 1
         try:
             resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(), **kw)
+            self.answered = True
             return json.loads(resp.data or b"{}")
         except ApiException as err:
+            self.answered = True
             if err.status in (401, 403):
                 verb = "authentication failed" if err.status == 401 else "permission denied"
                 raise SourceError(
@@ -113,9 +127,23 @@ class KubernetesSource:
                 raise _Expired(what) from err
             self.stats.gap(f"Kubernetes API: {what} not read (HTTP {err.status} {err.reason})")
         except (HTTPError, OSError, ValueError) as err:
+            why = connection_failure(err)
+            if why and not self.answered:
+                raise SourceError(self._unreachable(why)) from err
+            self.down = why  # no connection at all (a read timeout or a reset may pass by the next read)
             self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
                            "diagnosed from Cloud Logging only for it")
         return None
+
+    def _unreachable(self, why: str) -> str:
+        """One line for an API server no connection could be made to, with what to check."""
+        if self.server:
+            fix = "check --kube-server (or PATHWAYS_WORKLOAD_KUBE_SERVER)"
+        else:
+            fix = (f"check that the cluster is up and its endpoint reachable from here (a private endpoint needs a "
+                   f"machine in its network), or refresh the context: `gcloud container clusters get-credentials "
+                   f"{self.cluster} --location {self.location} --project {self.project}`")
+        return f"cannot reach the Kubernetes API at {self._host()} ({why}): {fix}; or pass --no-kube"
 
     def _host(self) -> str:
         return getattr(self.api.configuration, "host", "?")
