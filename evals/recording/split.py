@@ -26,6 +26,7 @@ GROUP_ENV = {"PYTHONUNBUFFERED": "1", "TPU_STDERR_LOG_LEVEL": "0", "TPU_MIN_LOG_
 BEGIN = re.compile(r"^===== SCENARIO BEGIN (\S+) =====$")
 END = re.compile(r"^===== SCENARIO END (\S+) =====$")
 # libtpu's start-up line naming its build; the wording is not known before a recording, so several are tried
+LABEL = re.compile(r"\] Build label: (\S+)")
 BUILD_LINE = re.compile(r"(?i)(build label|built on|libtpu version|libtpu.*\bbuild\b)")
 REQUIRED = ("id", "description", "kind", "expected_class", "program", "command", "env", "exit_code", "jax_version",
             "jaxlib_version", "libtpu_version", "libtpu_build_label", "chip", "date")
@@ -74,6 +75,8 @@ def probe_facts(block: Block | None) -> dict[str, str]:
         if tag == "O" and ": " in text and not text.startswith(" "):
             key, value = text.split(": ", 1)
             facts.setdefault(key.strip(), value.strip())
+        elif tag == "E" and (m := LABEL.search(text)) is not None:
+            build = m.group(1)  # libtpu's own "Build label: ..." line names the release build
         elif tag == "E" and not build and BUILD_LINE.search(text):
             build = text.strip()
     facts["build_line"] = build
