@@ -78,7 +78,11 @@ class NextCheck(_Strict):
 
 
 class Observation(_Strict):
-    failure_class: str = Field(description="the class its lines would point to, had they hurt the run")
+    kind: Literal["survived", "support_matrix"] = Field(default="survived", description="survived: lines that name a "
+                                                        "failure but did not hurt the run; support_matrix: the workload "
+                                                        "checked against the Pathways release (images, tags, JAX, TPU)")
+    failure_class: str | None = Field(description="the class its lines would point to, had they hurt the run; for a "
+                                                  "support-matrix finding, the version-skew class it bears on, if any")
     evidence: list[str] = Field(default=[], description="ids of its lines (the first and the latest), as in `evidence`")
     timestamp: str | None = Field(default=None, description="when its first line was logged")
     resource: str = Field(description="what logged it: pod/container, node, or kind/name")

@@ -14,7 +14,9 @@ from .classify import Hypo, Verdict, activity
 from .diagnosis import (Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, Observation, RootCause, TimelineItem,
                         Workload as WorkloadOut)
 from .engine import Analysis
+from .catalog.release import RELEASE
 from .facts import EXCEPTION, GLOG
+from .matrix import findings, pins
 from .next_checks import next_checks
 from .sufficiency import sufficiency
 from .model import Workload
@@ -38,6 +40,7 @@ _SERVICE_ACCOUNT = re.compile(r"\b[a-z0-9][\w.-]{0,99}@[a-z0-9-]+(?:\.iam)?\.gse
 _GKE_VM = re.compile(r"\b(gke-[a-z0-9-]+?)-[0-9a-f]{8}-[a-z0-9]{4}\b")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
+
 
 
 
@@ -359,6 +362,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     client_py, sidecar_py = _python_versions(model, user_container)
     invalid = INVALID_FIELD.search(lines)
     return {
+        **pins(model),
         "jobset": model.jobset or "<jobset>", "namespace": model.namespace or "default",
         "cluster": model.cluster or "<cluster>", "project": model.project or "<project>", "location": location,
         "region": re.sub(r"-[a-z]$", "", location), "pod": pod, "node": node, "container": container,
@@ -470,14 +474,22 @@ def data_gaps(a: Analysis) -> list[str]:
     return gaps + a.verdict.notes
 
 
-def observations(v: Verdict) -> list[Observation]:
-    """The classes whose lines the run survived (skill.impact): their first and latest line, and why not the cause."""
+def observations(m: Workload, v: Verdict) -> list[Observation]:
+    """The classes whose lines the run survived (skill.impact): their first and latest line, and why not the cause;
+    then the workload checked against the Pathways release (skill.matrix)."""
     out = []
     for o in v.observations:
         first, last = o.signals[0], o.signals[-1]
         out.append(Observation(failure_class=o.failure_class, evidence=list(dict.fromkeys([first.record.id, last.record.id])),
                                timestamp=format_ns(first.ts) or None, resource=first.record.resource,
                                excerpt=clip(excerpt(first.record.text), 300), why_not_cause=o.why))
+    skew = BY_ID[v.failure_class].names_images  # a version-skew class: the findings bear on it
+    for f in findings(m):
+        why = (f"bears on the verdict ({v.failure_class})" if skew and f.failure_class else
+               f"checked against the Pathways release of {RELEASE.date}: not shown to be the cause here, but the first "
+               "thing to rule out when the runtime misbehaves")
+        out.append(Observation(kind="support_matrix", failure_class=f.failure_class, evidence=list(f.evidence),
+                               resource=f.resource, excerpt=f.text, why_not_cause=why))
     return out
 
 
@@ -527,7 +539,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         summary=f"{cls.title} ({v.status}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
         hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,
-        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(v),
+        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(m, v),
         next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)),
         budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,
                       entries_read=stats.entries_read, entries_skipped=stats.entries_skipped, seconds=round(a.seconds, 3)),

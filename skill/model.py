@@ -11,6 +11,8 @@ from .records import HEAD_JOB, Record, is_head_pod, parse_ts
 from .signals import Signal
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 _PULLED_IMAGE = re.compile(r'(?:Successfully pulled image|Container image) "([^"]+)"')
 _WORKER = re.compile(r"-(?:pathways-)?worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
 PROGRESS_KEEP = 400
@@ -25,6 +27,7 @@ class ContainerInfo:
     last_exit_code: int | None = None
     waiting_reason: str | None = None
     running: bool = False
+    image_id: str | None = None  # the digest the kubelet ran (status.imageID), when the pod object was exported
 
 
 @dataclass
@@ -37,6 +40,8 @@ class PodInfo:
     node: str | None = None
     phase: str | None = None
     ran: bool = False  # it printed something, or a container started
+    accelerator: str | None = None  # the TPU type its spec selects (cloud.google.com/gke-tpu-accelerator)
+    attempt: str | None = None  # the JobSet restart attempt it belongs to (jobset.sigs.k8s.io/restart-attempt)
     containers: dict[str, ContainerInfo] = field(default_factory=dict)
 
     @property
@@ -159,10 +164,13 @@ class Workload:
         info.role, info.slice, info.host = role, sl, host
         info.uid, info.node, info.phase = meta.get("uid"), spec.get("nodeName") or info.node, status.get("phase")
         self.spot_roles[role] = self.spot_roles.get(role, False) or spot_placement(spec) is not None
+        info.accelerator = (spec.get("nodeSelector") or {}).get(TPU_ACCELERATOR_LABEL) or info.accelerator
+        info.attempt = (meta.get("labels") or {}).get(RESTART_ATTEMPT_LABEL) or info.attempt
         images = {c.get("name"): c.get("image") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])}
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             c = info.containers.setdefault(cs.get("name"), ContainerInfo(cs.get("name")))
             c.image = cs.get("image") or images.get(c.name)
+            c.image_id = cs.get("imageID") or c.image_id
             c.restarts = int(cs.get("restartCount") or 0)
             state, last = cs.get("state") or {}, (cs.get("lastState") or {}).get("terminated") or {}
             term = state.get("terminated") or last

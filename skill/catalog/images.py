@@ -37,7 +37,8 @@ IMAGE_PULL_FAILURE = FailureClass(
         Fix("For 403 Forbidden / failed to authorize: let the node pool's service account read the repository (roles/artifactregistry.reader on it); find the account with `gcloud container node-pools describe <pool> --cluster={{ cluster }} --location={{ location }} --format='value(config.serviceAccount)'`.",
             "{% set p = image.split('/') %}{% if p|length >= 4 and p[0].endswith('-docker.pkg.dev') %}gcloud artifacts repositories add-iam-policy-binding {{ p[2] }} --project={{ p[1] }} --location={{ p[0][:-15] }} --member=serviceAccount:<node-pool-service-account> --role=roles/artifactregistry.reader{% else %}gcloud artifacts repositories add-iam-policy-binding <repository> --project=<registry-project> --location=<region> --member=serviceAccount:<node-pool-service-account> --role=roles/artifactregistry.reader{% endif %}",
             "high"),
-        Fix("Pin existing, matching Pathways images, e.g. xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-{{ jax_version }}; for a user image in your registry grant roles/artifactregistry.reader to the node service account; for timeouts enable Private Google Access or Cloud NAT.", None, "low"),
+        Fix("Pin existing, matching Pathways images, e.g. xpk --server-image={{ server_image_pin }} --proxy-server-image={{ proxy_image_pin }} (a pinned YYYYMMDD-jax_X tag never changes under a restart; list them with the command below); for a user image in your registry grant roles/artifactregistry.reader to the node service account; for timeouts enable Private Google Access or Cloud NAT.", None, "low"),
+        Fix("List the pinned server tags for the client's JAX ({{ target_jax }}).", "gcloud artifacts docker tags list {{ server_repo }} --filter='tag~jax_{{ target_jax }}$' --format='value(tag)'", "read-only"),
     ),
     sources=("event", "object"),
     scope="spread", status_when_root="stalled",
@@ -63,7 +64,8 @@ IFRT_VERSION_MISMATCH = FailureClass(
     lookalikes=("proxy_unreachable",),
     fixes=(
         Fix("See the images the head pod runs.", "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{range .spec.initContainers[*]}{.name}={.image}{\"\\n\"}{end}{range .spec.containers[*]}{.name}={.image}{\"\\n\"}{end}'", "read-only"),
-        Fix("Pin the server and proxy image tags to the client's JAX version instead of the moving latest tag: --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-<client jax.__version__> --proxy-server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:jax-<same>; or upgrade jax/jaxlib in the client image to match.", None, "low"),
+        Fix("List the server builds made for the client's JAX ({{ target_jax }}): a YYYYMMDD-jax_X tag is pinned, jax-X and latest move.", "gcloud artifacts docker tags list {{ server_repo }} --filter='tag~jax_{{ target_jax }}$' --format='value(tag)'", "read-only"),
+        Fix("Pin the server and proxy image tags to the client's JAX version instead of a moving tag: --server-image={{ server_image_pin }} --proxy-server-image={{ proxy_image_pin }}; or move jax/jaxlib in the client image to the server's version.", None, "low"),
     ),
     names_jobset=True,
     names_images=True,
@@ -112,7 +114,7 @@ LIBTPU_MISMATCH = FailureClass(
         Fix("See which images the workers run (a custom or nightly server image is the usual source of a foreign libtpu).",
             "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{range .spec.initContainers[*]}{.name}={.image}{\"\\n\"}{end}{range .spec.containers[*]}{.name}={.image}{\"\\n\"}{end}'", "read-only"),
         Fix("Confirm the device is not held by another process before chasing versions (a busy device can look like a PJRT mismatch: look for 'Device or resource busy' or a libtpu lockfile earlier in the log).", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --previous --tail=200", "read-only"),
-        Fix("Run the official server image, whose libtpu matches its binary: xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} (same tag for --proxy-server-image); if you need a newer libtpu, take it from a newer official jax-<X> server tag and move the client to the same jax, instead of copying a libtpu.so into the image or setting TPU_LIBRARY_PATH.", None, "low"),
+        Fix("Run the official server image, whose libtpu matches its binary: xpk --server-image={{ official_server_pin }} (the same tag for --proxy-server-image). To run your own libtpu.so, link it at run time with pathwaysutils' PathwaysJobSet.with_custom_libtpu, the supported way since the GA release, rather than copying it into the image or pointing TPU_LIBRARY_PATH at it.", None, "low"),
     ),
     names_images=True,
 )
@@ -146,7 +148,7 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
     lookalikes=("image_pull_failure", "host_oom", "user_code_error"),
     fixes=(
         Fix("Read the sidecar's own log, including the run before the last restart.", "kubectl logs {{ pod }} -n {{ namespace }} -c colocated-python-sidecar --previous --tail=200", "read-only"),
-        Fix("{% if client_python and sidecar_python and client_python != sidecar_python %}The sidecar runs Python {{ sidecar_python }} but the client runs Python {{ client_python }}, so the functions the client pickles cannot be loaded there: build the sidecar for python_{{ client_python }} (or move the client to {{ sidecar_python }}). {% endif %}The sidecar stopped on: {{ detail.rstrip('.') }}. Build the sidecar FROM us-docker.pkg.dev/cloud-tpu-v2-images/pathways-colocated-python/sidecar:<date>-python_<client python>-jax_<client jax> and install extra dependencies with `pip install -c /opt/venv/server_constraints.txt ...` so jax/jaxlib stay pinned; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
+        Fix("{% if client_python and sidecar_python and client_python != sidecar_python %}The sidecar runs Python {{ sidecar_python }} but the client runs Python {{ client_python }}, so the functions the client pickles cannot be loaded there: build the sidecar for python_{{ client_python }} (or move the client to {{ sidecar_python }}). {% endif %}The sidecar stopped on: {{ detail.rstrip('.') }}. Build the sidecar FROM {{ sidecar_image_pin }} (the sidecar build for the client's JAX{% if client_python %} and Python {{ client_python }}{% endif %}) and install extra dependencies with `pip install -c /opt/venv/server_constraints.txt ...` so jax/jaxlib stay pinned; pass it with xpk --colocated-python-sidecar-image=...", None, "low"),
         Fix("For a crash inside your colocated function (a segfault in a native library), reproduce it on the client with the same input shard, and pin or replace the library; a restarted sidecar does not retry the lost call.", None, "low"),
     ),
     facts=(

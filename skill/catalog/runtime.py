@@ -158,7 +158,7 @@ MEGASCALE_HANG = FailureClass(
     lookalikes=("tpu_hardware_failure", "workload_stalled"),
     fixes=(
         Fix("Read the hang detector's digest on worker 0 of slice 0.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --tail=400", "read-only"),
-        Fix("For INCONSISTENT_TPU_PROGRAM, pin one server build for every worker instead of a moving tag: xpk --server-image=us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{{ jax_version }} and --proxy-server-image=.../proxy_server:jax-{{ jax_version }} (imagePullPolicy is Always, so :latest can change between pulls).", None, "low"),
+        Fix("For INCONSISTENT_TPU_PROGRAM, pin one server build for every worker instead of a moving tag: xpk --server-image={{ server_image_pin }} and --proxy-server-image={{ proxy_image_pin }} (imagePullPolicy is Always, so a rolling jax-X or latest tag can pull another build on a restart).", None, "low"),
         Fix("Make images, XLA_FLAGS and LIBTPU_INIT_ARGS identical on all workers; move I/O barriers out of collectives; consider --megascale_abort_on_hangs=true so a hang becomes a restart; collect stacks with xpk --deploy-stacktrace-sidecar.", None, "low"),
         Fix("Capture what Google needs to debug the hang: rerun with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump (copy the dump to GCS with gcloud storage cp -r /tmp/xla_dump gs://<bucket>/) and --vmodule=real_program_continuator=1 on the workers (xpk --custom-pathways-worker-args).", None, "low"),
     ),

@@ -75,6 +75,9 @@ MILESTONES = (
     # The Python a container's process reports at start-up (a banner, or a sidecar's "serving ... (Python 3.12.7, ...)").
     Milestone("python_version", "the Python version a container runs",
               Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0)),
+    # The JAX version the client reports (MaxText's "System Information: Jax Version: 0.10.2", a "jax==0.10.2" pin).
+    Milestone("client_jax", "the JAX version the client reports",
+              Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True)),
     Milestone("client_backend", "client detected the Pathways backend",
               Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True)),
     # The Pathways executor's periodic report on a worker: the program is running on the TPUs even when the client

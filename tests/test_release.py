@@ -1,0 +1,111 @@
+"""The GA release as data (skill/catalog/release.py) and the workload checked against it (skill/matrix.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from skill.catalog import Pattern
+from skill.catalog.release import RELEASE, parse_image
+from skill.matrix import findings, pins
+from skill.model import ContainerInfo, Workload
+from skill.records import Record
+from skill.signals import Signal
+
+from conftest import CASES
+
+GA = RELEASE.images
+PRE_GA = re.compile(r"cloud-tpu-v2-images/(?:pathways/|pathways-colocated-python/)")
+
+
+@pytest.mark.parametrize("ref,component,kind,jax", [
+    (f"{GA['server']}:20261108-jax_0.12.0.1", "server", "pinned", "0.12.0.1"),
+    (f"{GA['proxy']}:jax-0.11.2", "proxy", "rolling", "0.11.2"),
+    (f"{GA['sidecar']}:latest", "sidecar", "latest", ""),
+    ("us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-0.7.2", "server", "rolling", "0.7.2"),
+    ("us-central1-docker.pkg.dev/p/images/trainer:v41", "", "other", ""),
+    (f"{GA['server']}@sha256:abc", "server", "latest", ""),
+])
+def test_image_references_are_read(ref, component, kind, jax):
+    r = parse_image(ref)
+    assert (r.component, r.kind, r.jax) == (component, kind, jax)
+
+
+def workload(server: str, proxy: str | None = None, client_jax: str = "", accel: str = "tpu-v6e-slice",
+             digests: tuple[str, ...] = ()) -> Workload:
+    m = Workload(jobset="js")
+    w = m.pod("js-worker-0-0-abcde")
+    w.role, w.uid, w.accelerator, w.attempt = "worker", "uid-w", accel, "0"
+    w.containers["pathways-worker"] = ContainerInfo("pathways-worker", server,
+                                                    image_id=f"x@sha256:{digests[0]}" if digests else None)
+    if len(digests) > 1:
+        w2 = m.pod("js-worker-0-0-fghij")
+        w2.role, w2.uid, w2.attempt = "worker", "uid-w2", "1"
+        w2.containers["pathways-worker"] = ContainerInfo("pathways-worker", server, image_id=f"x@sha256:{digests[1]}")
+    if proxy:
+        h = m.pod("js-pathways-head-0-0-klmno")
+        h.role, h.uid = "head", "uid-h"
+        h.containers["pathways-proxy"] = ContainerInfo("pathways-proxy", proxy)
+    if client_jax:
+        rec = Record(id="j", ts=1, source="container", log="stdout", text=f"System Information: Jax Version: {client_jax}")
+        m.add_milestone(Signal("milestone", "client_jax", Pattern("x"), rec, {"version": client_jax}))
+    return m
+
+
+def kinds(m: Workload) -> list[str]:
+    return [f.kind for f in findings(m)]
+
+
+def test_a_supported_pinned_workload_has_no_finding():
+    m = workload(f"{GA['server']}:20261108-jax_0.12.0.1", f"{GA['proxy']}:20261108-jax_0.12.0.1", "0.12.0.1")
+    assert kinds(m) == []
+    assert pins(m)["server_image_pin"] == f"{GA['server']}:20261108-jax_0.12.0.1"
+
+
+@pytest.mark.parametrize("m,kind", [
+    (workload(f"{GA['server']}:20261108-jax_0.12.0.1", accel="tpu-v4-podslice"), "unsupported_tpu"),
+    (workload(f"{GA['server']}:20260101-jax_0.9.0"), "unsupported_jax"),
+    (workload(f"{GA['server']}:20261108-jax_0.12.0.1", client_jax="0.11.2"), "jax_skew"),
+    (workload(f"{GA['server']}:latest"), "rolling_tag"),
+    (workload(f"{GA['server']}:jax-0.12.0"), "rolling_tag"),
+    (workload(f"{GA['server']}:20261108-jax_0.12.0.1", digests=("a" * 64, "b" * 64)), "digest_changed"),
+    (workload("us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:20261108-jax_0.12.0.1"), "pre_ga_image"),
+])
+def test_each_finding(m, kind):
+    assert kind in kinds(m)
+    assert all(f.evidence for f in findings(m))  # cited by the Pod object it was read from
+
+
+def test_a_version_fix_names_a_pinned_supported_tag_for_the_client_s_jax():
+    p = pins(workload(f"{GA['server']}:latest", f"{GA['proxy']}:latest", "0.11.2"))
+    assert p["server_image_pin"] == f"{GA['server']}:<YYYYMMDD>-jax_0.11.2"
+    assert p["proxy_image_pin"] == f"{GA['proxy']}:<YYYYMMDD>-jax_0.11.2"
+    mirror = pins(workload("europe-docker.pkg.dev/acme/mirror/server:jax-0.10.2", client_jax="0.10.2"))
+    assert mirror["server_image_pin"] == "europe-docker.pkg.dev/acme/mirror/server:<YYYYMMDD>-jax_0.10.2"
+
+
+VERSION_FIXES = ("image_pull_failure", "ifrt_version_mismatch", "libtpu_mismatch", "colocated_python_failure",
+                 "megascale_hang")
+_OLD_IMAGE = re.compile(r"us-docker\.pkg\.dev/cloud-tpu-v2-images/(?:pathways/(server|proxy_server)|"
+                        r"pathways-colocated-python/sidecar):[\w.\-]+")
+
+
+def _to_ga(m: re.Match) -> str:
+    return f"{GA['server' if m.group(1) == 'server' else 'proxy' if m.group(1) else 'sidecar']}:20261108-jax_0.12.0.1"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if __import__("yaml").safe_load((c / "expected.yaml").read_text())
+                                  ["failure_class"] in VERSION_FIXES], ids=lambda c: c.name)
+def test_no_fix_names_a_pre_ga_location_on_a_workload_on_ga_images(case, tmp_path):
+    """The library's version-class incidents, moved onto the GA images: no fix may send the user to a pre-GA path."""
+    from skill.api import diagnose_replay
+
+    for f in case.iterdir():
+        if f.is_file():
+            (tmp_path / f.name).write_text(_OLD_IMAGE.sub(_to_ga, f.read_text()))
+    d = diagnose_replay(tmp_path)
+    text = " ".join(f"{f.summary} {f.command or ''}" for f in d.fix)
+    assert not PRE_GA.search(text)
+    if d.failure_class in ("ifrt_version_mismatch", "libtpu_mismatch"):
+        assert re.search(r"/server:(?:<YYYYMMDD>|\d{8})-jax_", text)  # pinned, in the workload's own registry
