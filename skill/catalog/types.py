@@ -30,6 +30,10 @@ class Pattern:
     support: bool = False
     needs: str = ""  # a fact about the workload the match must have to count (classify.NEEDS), e.g. "spot_node"
     id: str = ""  # a name for what this signature says, for fix and explanation variants (Fix.when / Text.when)
+    # Provenance: where the wording comes from, and a line from that source the regex must match (tests check both).
+    # "recording:<id>" (fixtures/recordings/<id>, real TPU output), or the URL of a public issue, document or source.
+    origin: str = ""
+    example: str = ""
 
     def applies_to(self, source: str, container: str | None, log: str, pod: str | None = None) -> bool:
         if source not in self.sources:
