@@ -93,6 +93,8 @@ ITEM_FIELDS: dict[str, set[str]] = {
     "jobset": {"condition", "reason", "message", "first_failed_job", "keep_pods"},
     "stop_progress": set(),
     "restart": {"first_failed_job", "delay"},
+    "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program",
+                  "replace"},
 }
 
 MILESTONES = ("rm_serving", "proxy_ready", "client_connect", "worker_serving", "megascale", "slices_ready",

@@ -17,11 +17,12 @@ from .files import GENERATED, dump
 from .incident import Incident
 from .jobset import JobSetPart
 from .pods import Pods
+from .recording import RecordingItem
 from .startup import Startup
 from .timeline import Timeline
 
 
-class Builder(Timeline, Startup, Chatter, Incident, Cloud, JobSetPart, Pods, Expected):
+class Builder(Timeline, Startup, Chatter, Incident, RecordingItem, Cloud, JobSetPart, Pods, Expected):
     """One build of one scenario; all state lives here."""
 
     def run(self) -> dict[str, Any]:

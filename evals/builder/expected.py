@@ -79,6 +79,11 @@ class Expected(World):
         if o is None:
             raise ShapeError(f"expected.evidence {ref!r}: no incident item with that key")
         uids_json = {e["metadata"]["uid"] for e in files.get("events.json", {}).get("items", [])}
+        if how.startswith("text:"):
+            hits = [i for i, t in zip(o.inserts, o.texts) if how[5:] in t]
+            if not hits:
+                raise ShapeError(f"expected.evidence {ref!r}: no line that item exported contains that text")
+            return hits[0]
         if how.startswith("insert"):
             n = int(how.split(":")[1]) if ":" in how else 0
             ins = o.inserts or (o.event.inserts if o.event else [])

@@ -120,6 +120,7 @@ class Output:
     """What one incident item produced, for expected.yaml references."""
 
     inserts: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # the text of each insert, where the item records it (recording)
     uid: str | None = None
     event: Event | None = None
     pod: Pod | None = None
