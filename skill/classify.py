@@ -301,7 +301,25 @@ def _explains(a: Hypo, b: Hypo) -> bool:
         return False
     if b.failure_class in ABSENCE_CLASSES:
         return True
+    if _elsewhere(a, b):
+        return False  # a fault on one host does not explain another host's own fault (a busy device here, init there)
     return a.first_ts <= b.first_ts + CAUSE_LEAD_NS
+
+
+_ATTEMPT_SUFFIX = re.compile(r"-[a-z0-9]{5}$")
+
+
+def _places(h: Hypo) -> set[str]:
+    """Where a host-level candidate's strong lines were logged: nodes, or pods without the per-attempt suffix."""
+    return {s.record.node or _ATTEMPT_SUFFIX.sub("", s.record.pod or "") for s in h.strong_signals
+            if s.weight >= CANDIDATE and (s.record.node or s.record.pod)}
+
+
+def _elsewhere(a: Hypo, b: Hypo) -> bool:
+    if BY_ID[a.failure_class].scope == "spread" or BY_ID[b.failure_class].scope == "spread":
+        return False
+    pa, pb = _places(a), _places(b)
+    return bool(pa and pb) and not (pa & pb)
 
 
 def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:

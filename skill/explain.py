@@ -178,9 +178,11 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers:
     for s in _primary(root) if root.signals else []:  # an identity a refusal names (the one missing the permission)
         if _REFUSAL.search(s.record.text) and (sa := _SERVICE_ACCOUNT.search(s.record.text)) is not None:
             out.setdefault(("ServiceAccount", sa.group(0)), None)
-    if cls.names_images:
-        for kind, name in list(out):
-            pod, _, container = name.partition("/")
+    for kind, name in list(out):
+        pod, _, container = name.partition("/")
+        # version skew is fixed in the images; a colocated sidecar is the user's own build, fixed in its image whatever
+        # the class
+        if cls.names_images or container == "colocated-python-sidecar":
             c = model.pods[pod].containers.get(container) if kind == "Container" and pod in model.pods else None
             if c and c.image:
                 out.setdefault(("Image", c.image), None)

@@ -106,9 +106,17 @@ LIBTPU_MISMATCH = FailureClass(
         Pattern(r"cloud_tpu_init failed", 0.9, ("container",), entities=_PCI, check=_not_backend_probe),
         Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",),
                 entities=_PCI),
+        # the PJRT plugin loader refusing the libtpu.so it was pointed at (TPU_LIBRARY_PATH, a copied library); a missing
+        # file is not it: a CPU host's probe logs "cannot open shared object file" and falls back (recording libtpu-missing)
+        Pattern(r"Failed to open \S*libtpu[^\s:]*\.so: .{0,200}(?:invalid ELF header|wrong ELF class|undefined symbol|"
+                r"file too short)", 0.9, ("container",), entities=_PCI,
+                origin="recording:libtpu-invalid",
+                example="RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to open "
+                        "/tmp/rec-libtpu-custom/libtpu.so: /tmp/rec-libtpu-custom/libtpu.so: invalid ELF header (set "
+                        "JAX_PLATFORMS='' to automatically choose an available backend)"),
     ),
     explanation="The TPU runtime in {{ container }} on {{ pod }} could not load a compatible libtpu/PJRT plugin ({{ detail }}): the libtpu shipped in {{ image }} does not fit the binary or OS that loads it. A version problem is image-wide, so every host fails the same way.",
-    explains=("user_code_error", "tpu_init_failure", "slices_not_ready", "workload_stalled"),
+    explains=("user_code_error", "tpu_init_failure", "slices_not_ready", "workload_stalled", "colocated_python_failure"),
     lookalikes=("tpu_device_busy", "tpu_init_failure"),
     fixes=(
         Fix("See which images the workers run (a custom or nightly server image is the usual source of a foreign libtpu).",
@@ -180,6 +188,7 @@ PROXY_UNREACHABLE = FailureClass(
             "kubectl get pod {{ head_pod }} -n {{ namespace }} -o jsonpath='{.spec.containers[?(@.name==\"{{ user_container }}\")].env[?(@.name==\"JAX_BACKEND_TARGET\")].value}'", "read-only"),
         Fix("Point the client at the proxy by name, never by IP (the head moves between nodes): in-cluster JAX_BACKEND_TARGET=grpc://{{ jobset }}-pathways-head-0-0.{{ jobset }}:29000, or grpc://$(PATHWAYS_HEAD):29000 as xpk sets it; from outside, run `kubectl port-forward {{ head_pod }} 29000:29000 -n {{ namespace }}` and use grpc://127.0.0.1:29000. PATHWAYS_PROXY_CONNECTION_TIMEOUT_SECS raises the connect timeout.", None, "low"),
     ),
+    names_jobset=True,  # the location or address it fails on is set in the JobSet's spec
 )
 
 PROXY_CONNECTION_LOST = FailureClass(

@@ -91,6 +91,12 @@ XLA_COMPILE_ERROR = FailureClass(
     component="XLA / Mosaic (Pallas) compiler",
     patterns=(
         Pattern(r"Mosaic failed to compile TPU kernel", 0.95, entities=_PC),
+        # the Pallas TPU lowering refusing a kernel before Mosaic runs (a block shape, a memory space): a compile error
+        Pattern(r"The Pallas TPU lowering (?:currently )?(?:requires|does not support)", 0.9, entities=_PC,
+                origin="recording:pallas-block-shape",
+                example="ValueError: The Pallas TPU lowering currently requires that the last two dimensions of your "
+                        "block shape are divisible by 8 and 128 respectively, or be equal to the respective dimensions "
+                        "of the overall array."),
         Pattern(r"Failed to run pass pipeline", 0.8, entities=_PC),
         Pattern(r"'memref\.alloca' op current allocation offset upper bound .{0,80}exceeds the legitimate user allocatable", 0.9,
                 entities=_PC, note="SparseCore compile-time allocation failure (E3000), not an HBM OOM"),
@@ -172,14 +178,16 @@ TPU_DEVICE_BUSY = FailureClass(
         Pattern(r"/dev/vfio/\d+\S*:? (?:Device or resource busy|.{0,40}busy)", 0.95),
         Pattern(r"open\(/dev/vfio/\d+\): Device or resource busy", 0.97),
         Pattern(r"/dev/accel\d+.{0,40}(?:not permitted|busy)", 0.9),
-        Pattern(r"libtpu multi-process lockfile|TPU is already in use by process", 0.95),
+        Pattern(r"libtpu multi-process lockfile|TPU is already in use by process", 0.95, entities=("Pod", "Container", "Node")),
     ),
     explanation="The TPU on {{ node }} is held by another process (a previous attempt, the sidecar or another framework), so {{ pod }} cannot open it.",
-    explains=("tpu_init_failure", "libtpu_mismatch", "slices_not_ready", "user_code_error"),
+    # a sidecar (or any second process in the pod) that opens the TPU the worker holds dies of it
+    explains=("tpu_init_failure", "libtpu_mismatch", "slices_not_ready", "user_code_error", "colocated_python_failure"),
     lookalikes=("libtpu_mismatch", "tpu_init_failure"),
     fixes=(
         Fix("See what else runs on the node.", "kubectl get pods -A -o wide --field-selector spec.nodeName={{ node }}", "read-only"),
         Fix("Stop the other process: delete leftover pods of an earlier JobSet (or a node-debugger pod) on the node, and make sure only one framework in the pod opens the TPU.", "kubectl delete pod <leftover-pod> -n <its-namespace>", "high"),
+        Fix("Only pathways-worker may open the TPU on a Pathways host: a sidecar or helper container that imports JAX (colocated Python, a data loader, a warm-up script) must run on the CPU, with JAX_PLATFORMS=cpu in its env.", None, "low"),
         Fix("If no pod owns the process (an orphan left by a crashed container runtime), take the node out of service so the worker lands elsewhere, and let GKE repair or replace the VM.", "kubectl cordon {{ node }}", "high"),
     ),
 )

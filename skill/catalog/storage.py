@@ -152,7 +152,7 @@ CHECKPOINT_FAILURE = FailureClass(
             None, "low", when=("step_exists",), unless=("disk_full", "throttled")),
         Fix("The checkpoint directory is a local path: with Pathways persistence (or any multi-host run) every worker writes its shards to its own disk, so the client cannot see them. Checkpoint to a gs:// path every host can reach (or a GCSFuse mount backed by one).",
             None, "low", when=("local_path",), unless=("disk_full", "throttled", "step_exists")),
-        Fix("The run restores from a checkpoint step that is not there (pruned by max_to_keep, never finished, or a wrong path): list the steps that exist under the checkpoint directory and point the restore at one of them (MaxText: load_parameters_path=<dir>/<step>/items or load_full_state_path; Orbax: CheckpointManager.latest_step()), or keep the steps a later run needs (max_to_keep / keep_period).",
+        Fix("The run restores from a checkpoint step that is not there ({{ detail.rstrip('.') }}): it was pruned by max_to_keep, never finished, or the path is wrong. List the steps that exist under the checkpoint directory and point the restore at one of them (MaxText: load_parameters_path=<dir>/<step>/items or load_full_state_path; Orbax: CheckpointManager.latest_step()), or keep the steps a later run needs (max_to_keep / keep_period).",
             None, "low", when=("step_missing",), unless=("disk_full", "throttled", "step_exists", "local_path")),
         Fix("Checkpoint to a gs:// path every host can reach (not a local path on multi-host), make sure the restored step exists and finished, and with Pathways set ENABLE_PATHWAYS_PERSISTENCE=1 so workers write checkpoint data directly.",
             None, "low", unless=("disk_full", "throttled", "step_exists", "local_path", "step_missing")),
@@ -167,6 +167,7 @@ CHECKPOINT_FAILURE = FailureClass(
         FactRule(0.8, role=("checkpoint",), exception=".", entities=("Pod", "Container", "Bucket"),
                  note="an error on an object under the checkpoint directory"),
     ),
+    names_jobset=True,  # the location or address it fails on is set in the JobSet's spec
 )
 
 COMPILATION_CACHE_FAILURE = FailureClass(
@@ -213,6 +214,7 @@ COMPILATION_CACHE_FAILURE = FailureClass(
         FactRule(0.8, role=("compilation_cache",), exception=".", entities=("Pod", "Container", "Bucket"),
                  note="an error on an entry under the compilation cache directory"),
     ),
+    names_jobset=True,  # the location or address it fails on is set in the JobSet's spec
 )
 
 FAMILY = (GCS_SCRATCH_MISCONFIGURED, GCS_PERMISSION_DENIED, CHECKPOINT_FAILURE, COMPILATION_CACHE_FAILURE)

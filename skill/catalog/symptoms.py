@@ -47,6 +47,11 @@ SYMPTOMS = (
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
         Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
+        # libtpu's crash handler, as a process that loaded libtpu prints it when a signal kills it
+        Pattern(r"^\*\*\* SIG[A-Z]+ \(@0x[0-9a-f]+\).{0,80} received by PID \d+", 0.1, ("container",),
+                origin="recording:crash-sigsegv",
+                example="*** SIGSEGV (@0xfffe00000afc), si_code=0, see go/stacktraces#s15 received by PID 2812 (TID 2812) "
+                        "on cpu 4; stack trace: ***"),
         Pattern(r"^PC: @\s+0x[0-9a-f]+", 0.1, ("container",)),  # ... and the frame it stopped in
     ), failure=False, severities=FATAL_SEVERITIES),
     Symptom("pod_killed", "a pod was killed or terminated", (
