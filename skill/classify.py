@@ -236,7 +236,11 @@ def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo
     if gap < max(rule.intervals * interval, rule.wait_s * NS):
         return None
     minutes = gap // (60 * NS)
-    return Hypo(cls.id, rule.score, [last], last.ts,
+    # what shows the stop, besides the last step: the program restating that step, the executors reporting no launch
+    after = [s for s in model.restated if s.ts > last.ts][:1]
+    after += [s for s in sorted(model.milestones.get("worker_launches", []), key=lambda s: s.ts)
+              if s.ts > last.ts and _NO_LAUNCH.search(s.record.text)][:1]
+    return Hypo(cls.id, rule.score, [last, *after], last.ts,
                 f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s",
                 entity_kinds=("Pod", "Container"))  # the program that stopped stepping
 
@@ -244,12 +248,16 @@ def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo
 ABSENCE_CHECKS = {"milestone_missing": _milestone_missing, "progress_stopped": _progress_stopped}
 
 
+_NO_LAUNCH = re.compile(r"\bCompleted 0 program launches")  # an executor reporting that nothing ran
+
+
 def activity(model: Workload) -> list[int]:
     """When the program was seen running: the client's progress lines and the workers' program-launch reports.
 
     Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
     line when there is one: programs run only after it, and it is always read whole."""
-    act = sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])])
+    act = sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])
+                                                    if not _NO_LAUNCH.search(s.record.text)])
     ready = [s.ts for s in model.ready_slices()]
     if act and ready and min(ready) < act[0]:
         act.insert(0, min(ready))

@@ -85,6 +85,7 @@ class Workload:
     milestones: dict[str, list[Signal]] = field(default_factory=dict)
     progress: list[Signal] = field(default_factory=list)  # the latest PROGRESS_KEEP progress lines
     progress_count: int = 0
+    restated: list[Signal] = field(default_factory=list)  # lines restating one step again and again (not progress)
     first_ts: int = 0
     now: int = 0
     spot_roles: dict[str, bool] = field(default_factory=dict)  # role -> its Pod objects ask for Spot capacity
@@ -246,6 +247,7 @@ class Workload:
         frozen = {k for k, v in steps.items() if len(v) == 1 and sum(1 for s in self.progress if _shape(s.record.text) == k) >= 2}
         if frozen and len(frozen) < len(steps):
             restated = [s for s in self.progress if _shape(s.record.text) in frozen]
+            self.restated = restated  # the program's own account that it stopped: cited with a stall
             self.progress = [s for s in self.progress if _shape(s.record.text) not in frozen]
             self.progress_count -= len(restated)
         shapes = Counter(_shape(s.record.text) for s in self.progress)
