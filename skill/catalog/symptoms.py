@@ -13,10 +13,14 @@ SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (
         Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",)),
         Pattern(r"^(?:ReachedMaxRestarts|FailedJobs|FailJobSetFailurePolicyAction): ", 1.0, ("event",), entities=("JobSet",)),
-        Pattern(r"jobset failed due to", 1.0, ("event", "object"), entities=("JobSet",)),
+        Pattern(r"jobset failed due to", 1.0, ("event", "object"), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/constants/constants.go',
+                example='jobset failed due to reaching max number of restarts'),
     )),
     Symptom("jobset_restarting", "the JobSet restarted", (
-        Pattern(r"^RestartJobSet\w*FailurePolicyAction: |applying RestartJobSet", 0.8, ("event",), entities=("JobSet",)),
+        Pattern(r"^RestartJobSet\w*FailurePolicyAction: |applying RestartJobSet", 0.8, ("event",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/constants/constants.go',
+                example='applying RestartJobSet failure policy action'),
         Pattern(r"JobSet condition Restarting=True|JobSet condition RestartingJobSet=True", 0.8, ("object",), entities=("JobSet",)),
     )),
     Symptom("job_failed", "a child Job failed", (
@@ -33,24 +37,40 @@ SYMPTOMS = (
     )),
     Symptom("heartbeat_timeout", "workers or the client timed out waiting for peers", (
         Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5),
-        Pattern(r"DEADLINE_EXCEEDED", 0.4),
+        Pattern(r"DEADLINE_EXCEEDED", 0.4,
+                origin='recording:coordinator-unreachable',
+                example='`, to be sure to see all the previous output. absl::Status: DEADLINE_EXCEEDED: Deadline Exceeded'),
         Pattern(r"(?i)(?:worker|task|peer|slice).{0,40}(?:unreachable|disconnected|is down|went away)", 0.4),
     )),
     Symptom("data_loss", "the client lost a slice (DATA_LOSS)", (
-        Pattern(r"DATA_LOSS", 0.5),
-        Pattern(r"Elastic event detected", 0.5),
+        Pattern(r"DATA_LOSS", 0.5,
+                origin='recording:orbax-corrupt-manifest',
+                example='ValueError: DATA_LOSS: Error opening "cast" driver: Error ope'),
+        Pattern(r"Elastic event detected", 0.5,
+                origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/elastic/manager.py',
+                example='Elastic event detected'),
     )),
     Symptom("error_line", "an error line", (
-        Pattern(r"^[EF]\d{4} \d\d:\d\d:\d\d", 0.1, ("container",)),
-        Pattern(r"(?i)\b(?:fatal|panic|segmentation fault|core dumped|aborted|check failed|exception)\b", 0.1, ("container",)),
-        Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",)),
+        Pattern(r"^[EF]\d{4} \d\d:\d\d:\d\d", 0.1, ("container",),
+                origin='recording:coordinator-unreachable',
+                example='F1205 11:09:02.553077    7882 client.h:80] Terminating proce'),
+        Pattern(r"(?i)\b(?:fatal|panic|segmentation fault|core dumped|aborted|check failed|exception)\b", 0.1, ("container",),
+                origin='recording:coordinator-unreachable',
+                example='nating process because the JAX distributed service detected fatal errors. This most likely indicates that'),
+        Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",),
+                origin='recording:orbax-corrupt-manifest',
+                example='ValueError: DATA_LOSS: Error opening "cast" driver: Error op'),
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
         Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
-        Pattern(r"^PC: @\s+0x[0-9a-f]+", 0.1, ("container",)),  # ... and the frame it stopped in
+        Pattern(r"^PC: @\s+0x[0-9a-f]+", 0.1, ("container",),
+                origin='recording:crash-sigabrt',
+                example='PC: @     0x7eb5c085a267  (unknown)  kill'),  # ... and the frame it stopped in
     ), failure=False, severities=FATAL_SEVERITIES),
     Symptom("pod_killed", "a pod was killed or terminated", (
-        Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object")),
+        Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object"),
+                origin='https://github.com/kubernetes/kubernetes/blob/9d26641844bb569950a7b02b2a141c6b184a96fc/pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go',
+                example='Pod was rejected as the node is shutting down.'),
     ), failure=False),
 )
 
@@ -79,7 +99,9 @@ MILESTONES = (
     Milestone("client_jax", "the JAX version the client reports",
               Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True)),
     Milestone("client_backend", "client detected the Pathways backend",
-              Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True)),
+              Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True,
+                      origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/_initialize.py',
+                      example='Detected Pathways-on-Cloud backend. Applying changes.')),
     # The Pathways executor's periodic report on a worker: the program is running on the TPUs even when the client
     # prints no step lines (used only to tell a fault that resolved from one that stopped the run).
     Milestone("worker_launches", "worker reported completed program launches",
@@ -90,5 +112,7 @@ MILESTONES = (
               Pattern(r"(?i)\b(?:still )?waiting (?:for|on)\b.{0,120}?\b(?:slices?|workers?|devices?|backend|barrier|"
                       r"peers?|tasks?|TPUs?|hosts?|resource manager|servers?)\b", 1.0)),
     Milestone("progress", "training progress",
-              Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True)),
+              Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True,
+                      origin='recording:healthy-train',
+                      example='step 0 loss 1.152680')),
 )
