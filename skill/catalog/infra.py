@@ -20,15 +20,21 @@ TPU_HARDWARE_FAILURE = FailureClass(
         # A device that stops acknowledging program launches: the host-side view of a chip going bad.
         Pattern(r"Launch \d+ of \S+ on local device \d+ not acknowledged", 0.3, ("container",), entities=("Pod",),
                 support=True, note="a local TPU device stopped acknowledging launches"),
-        Pattern(r"observed errors are: \[(?:Hardware|Network|Power)\]", 0.95),
+        Pattern(r"observed errors are: \[(?:Hardware|Network|Power)\]", 0.95,
+                origin='https://github.com/openxla/xla/blob/2c8839d0683e3d12b4fe7665d2ca3606c9ba6747/docs/errors/error_0200.md',
+                example='observed errors are: [Hardware]'),
         # The driver fencing a chip it cannot reset (firmware fault, failed function-level reset): the chip is gone.
         Pattern(r"(?i)\bentered state FENCED\b|function level reset failed|\bfencing chip\b|unrecoverable firmware fault", 0.9,
                 ("container", "serial", "node")),
         Pattern(r"!!!! FATAL ERROR !!!!", 0.9),
         Pattern(r"Received Error Interrupt! fatal: true", 0.9),
         Pattern(r"An unknown error has occurred, all pending programs will fail, and results may be corrupted", 0.75),
-        Pattern(r"Megascale detects a hang that is likely caused by bad TPU chips", 0.9),
-        Pattern(r"Potential cause: Bad TPU chips", 0.9),
+        Pattern(r"Megascale detects a hang that is likely caused by bad TPU chips", 0.9,
+                origin='https://github.com/AI-Hypercomputer/maxtext/blob/4c5a710f76c680dee758c03dc98ea8c35cbd9791/docs/guides/megascale_hang_playbook.md',
+                example='Megascale detects a hang that is likely caused by bad TPU chips on the following hosts. Please remove the hosts from the fleet and restart the workload. If problem persists please contact Megascale XLA team.'),
+        Pattern(r"Potential cause: Bad TPU chips", 0.9,
+                origin='https://github.com/AI-Hypercomputer/maxtext/blob/4c5a710f76c680dee758c03dc98ea8c35cbd9791/docs/guides/megascale_hang_playbook.md',
+                example='  Potential cause: Bad TPU chips'),
         # ICI: a link that stays down stalls every collective over it; CRC/retrain warnings alone may recover.
         Pattern(r"ICI link .{0,100}\bis (?:down|DOWN)\b|ICI link (?:down|failure)\b|ICI link .{0,160}\blink state \w+ -> (?:DOWN|FAILED)\b"
                 r"|ICI link .{0,100}link training failed",
@@ -44,7 +50,9 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"Detected failure SLICE_FAILURE_(?:CHIP|HBM|ICI|TPU|HOST_HARDWARE)\w*", 0.9),
         # The session master naming the worker and the chips that reported the error.
         Pattern(r"TPU session error .{0,160}reporting TPU chip locations are", 0.9),
-        Pattern(r"Accelerator device halted prematurely", 0.5),
+        Pattern(r"Accelerator device halted prematurely", 0.5,
+                origin='https://github.com/openxla/xla/blob/2c8839d0683e3d12b4fe7665d2ca3606c9ba6747/docs/errors/error_0200.md',
+                example='INTERNAL: Accelerator device halted prematurely, perhaps due to an on-device check-failure. Node 0 halted unexpectedly at tag:pc TensorCoreSequencer:1:0x1d9 ...'),
         # A chip's memory failing for good: uncorrectable ECC in HBM, or the runtime's own chip-health transition.
         # (any on-chip memory: HBM, VMEM, SRAM), named with the chip or core it is on, before or after
         Pattern(r"(?i)\buncorrectable (?:\w+ )?(?:ECC|memory) error\b.{0,60}(?:HBM|VMEM|TPU|chip|TensorCore)|"
@@ -86,19 +94,27 @@ NODE_KERNEL_ERROR = FailureClass(
         # pointer dereference, address: ...", "unable to handle page fault") wordings, and general protection faults.
         Pattern(r"BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|kernel NULL pointer dereference)"
                 r"|general protection fault(?:, probably for non-canonical address)?:? [0-9a-fx]+|Kernel panic|kernel BUG at", 0.9,
-                ("serial", "node"), entities=("Node",)),
-        Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",)),
+                ("serial", "node"), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/test/kernel_log_generator/problems/null_pointer',
+                example='BUG: unable to handle kernel NULL pointer dereference at 0000000000000078'),
+        Pattern(r"task \S+ blocked for more than \d+ seconds", 0.85, ("serial", "node", "event"), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/test/kernel_log_generator/problems/aufs_umount_hung',
+                example='INFO: task umount.aufs:21568 blocked for more than 120 seconds.'),
         # CPU lockups and RCU stalls: the kernel's watchdogs saying the host stopped scheduling.
         Pattern(r"watchdog: BUG: soft lockup|NMI watchdog: .{0,40}hard LOCKUP|rcu_(?:sched|preempt) (?:self-)?detected (?:stall|stalls)",
                 0.85, ("serial", "node", "event"), entities=("Node",)),
         Pattern(r"\[Hardware Error\]: event severity: (?:fatal|recoverable)|PCIe Bus Error: severity=Uncorrected|AER: .{0,40}Uncorrected",
-                0.9, ("serial", "node", "event"), entities=("Node",)),
+                0.9, ("serial", "node", "event"), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/pkg/systemlogmonitor/log_buffer_equivalence_test.go',
+                example='mce: [Hardware Error]: event severity: fatal'),
         # A local disk (NVMe SSD, persistent disk) that stops completing I/O: the usual start of hung tasks on the host.
         Pattern(r"\bnvme\d+: (?:I/O \d+ QID \d+ timeout|controller is down|Device not ready|Removing after probe failure)|"
                 r"blk_update_request: (?:I/O|critical medium) error|I/O error, dev (?:nvme|sd)\w+", 0.85,
                 ("serial", "node", "event"), entities=("Node",), note="the host's local disk stopped completing I/O"),
         Pattern(r"EXT4-fs error|Buffer I/O error|Remounting filesystem read-only|XFS .{0,40}[Ss]hutdown", 0.85,
-                ("serial", "node", "event"), entities=("Node",)),
+                ("serial", "node", "event"), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/test/kernel_log_generator/problems/readonly_filesystem',
+                example='EXT4-fs (sda1): Remounting filesystem read-only'),
         Pattern(r"node condition (?:KernelDeadlock|ReadonlyFilesystem|CperHardwareErrorFatal|XfsShutdown)=True", 0.85,
                 ("object",), entities=("Node",)),
         # Host memory failing under a process: the machine-check handler kills whatever touched the page.
@@ -151,11 +167,19 @@ SPOT_PREEMPTION = FailureClass(
         # A graceful node shutdown is what a reclaimed Spot VM gets ~30 s before it stops (ACPI power-off), but also what
         # maintenance or a stop gives an on-demand VM: these count only unless the node is known not to be Spot.
         Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node"),
-                needs="spot_node"),
-        Pattern(r"TerminationByKubelet", 0.45, ("object", "event"), entities=("Pod", "Node"), needs="spot_node"),
+                needs="spot_node",
+                origin='https://github.com/kubernetes/kubernetes/blob/9d26641844bb569950a7b02b2a141c6b184a96fc/pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go',
+                example='Pod was terminated in response to imminent node shutdown.'),
+        Pattern(r"TerminationByKubelet", 0.45, ("object", "event"), entities=("Pod", "Node"), needs="spot_node",
+                origin='https://github.com/kubernetes/kubernetes/blob/9d26641844bb569950a7b02b2a141c6b184a96fc/pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go',
+                example='v1.PodReasonTerminationByKubelet'),
         Pattern(r"Shutdown manager detected new shutdown event|Shutdown manager .{0,40}(?:shutting down|processing shutdown)",
-                0.5, ("node",), entities=("Node",), needs="spot_node"),
-        Pattern(r"Shutdown manager killing pod with gracePeriod", 0.5, ("node",), entities=("Node",), needs="spot_node"),
+                0.5, ("node",), entities=("Node",), needs="spot_node",
+                origin='https://github.com/kubernetes/kubernetes/blob/9d26641844bb569950a7b02b2a141c6b184a96fc/pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go',
+                example='Shutdown manager detected new shutdown event, isNodeShuttingDownNow'),
+        Pattern(r"Shutdown manager killing pod with gracePeriod", 0.5, ("node",), entities=("Node",), needs="spot_node",
+                origin='https://github.com/kubernetes/kubernetes/blob/9d26641844bb569950a7b02b2a141c6b184a96fc/pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go',
+                example='Shutdown manager killing pod with gracePeriod'),
         # The guest's side of the ACPI power-off on the serial console (the VM is being stopped from outside).
         Pattern(r"systemd-logind\[\d+\]: Power key pressed|ACPI: .{0,40}\bPower Button\b|System is powering down", 0.5,
                 ("serial", "node"), entities=("Node",), needs="spot_node"),
