@@ -167,9 +167,12 @@ PROXY_UNREACHABLE = FailureClass(
     component="JAX client -> pathways-proxy",
     patterns=(
         # The client's first tries, before it gives up: the address it dialled and what the network answered.
-        Pattern(r"(?i)(?:IFRT )?proxy connection attempt \d+ to \S+ failed|Connection to IFRT proxy server at \S+ failed", 0.4,
+        # xla's grpc_client.cc logs each failed try as "Connection to IFRT proxy server attempt #<n>failed: <status>".
+        Pattern(r"Connection to IFRT proxy server attempt #\d*", 0.4,
                 ("container",), entities=("Pod", "Container"),
-                support=True, note="the client's connection attempts to the proxy failed"),
+                support=True, note="the client's connection attempts to the proxy failed",
+                origin="https://github.com/openxla/xla/blob/80c095fc2f5ba8b1e8c8b7df79c0be532416dd69/xla/python/ifrt_proxy/client/grpc_client.cc",
+                example='CONN_UPDATE_LOG(absl::StrCat("Connection to IFRT proxy server attempt #", i,'),
         Pattern(r"Unable to establish connection to ifrt_proxy server", 0.95, ("container",), entities=("Pod", "Container"),
                 check=_not_cancelled,
                 origin='recording:proxy-unreachable', example="jax.errors.JaxRuntimeError: UNAVAILABLE: Unable to establish connection to ifrt_proxy server, please check provided address 'lm8b-pt-r14-pathways-head-0-0.lm8b-pt-r14:29000'"),

@@ -208,8 +208,10 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
                 0.95, ("event", "node", "object"), entities=("Pod", "NodePool"),
                 origin='https://github.com/kubernetes/autoscaler/blob/55c37cd5eb550756c5ccc5a89e9068d77797e575/cluster-autoscaler/cloudprovider/gce/autoscaling_gce_client.go', example='return errorCode == "RESOURCE_POOL_EXHAUSTED" || errorCode == "ZONE_RESOURCE_POOL_EXHAUSTED" || errorCode == "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"'),
         Pattern(r"FailedScaleUp: ", 0.7, ("event",), entities=("Pod",)),
-        Pattern(r"NotTriggerScaleUp: .*(?:in backoff after failed scale-up|max node group size reached)", 0.7, ("event",),
-                entities=("Pod",), transient=True),
+        # the autoscaler's NotTriggerScaleUp message, matched on its own wording
+        Pattern(r"pod didn't trigger scale-up.*(?:in backoff after failed scale-up|max node group size reached)", 0.7, ("event",),
+                entities=("Pod",), transient=True, origin="https://gist.github.com/Jaykul/0fd178825a5d0bcbdb46175ad2dc73ed",
+                example="Message: pod didn't trigger scale-up: 1 node(s) had untolerated taint {CriticalAddonsOnly: true}, 1 in backoff after failed scale-up"),
         Pattern(r"Insufficient (?:google\.com/)?tpu", 0.6, _EVENT, entities=("Pod",), transient=True,
                 check=_not_all_nodes_mismatch),
         Pattern(r"(?:does not have available resources for the request|reservation .{0,120}(?:exhausted|is fully used|no available capacity))",
