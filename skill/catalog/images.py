@@ -79,7 +79,8 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
         Pattern(r"(?i)pathwaysutils.{0,40}(?:import failed|not (?:installed|found|available))|No module named '?pathwaysutils",
                 0.4, ("container",), entities=("Pod", "Container"), support=True, note="the client could not import pathwaysutils"),
         # the client's image lacks what registers the backend (pathwaysutils): the image is what to fix
-        Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container", "Image")),
+        Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container", "Image"),
+                origin='recording:proxy-not-registered', example="RuntimeError: Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu']."),
         Pattern(r"Unknown backend:? '?proxy'?", 0.8, ("container",), entities=("Pod", "Container", "Image")),
     ),
     explanation="The client in {{ pod }} sets JAX_PLATFORMS=proxy but the proxy backend was never registered: pathwaysutils is missing or pathwaysutils.initialize() ran after the first JAX call.",
@@ -103,7 +104,8 @@ LIBTPU_MISMATCH = FailureClass(
         Pattern(r"Mismatched PJRT plugin PJRT API version \((?P<plugin>[\d.]+)\) and framework PJRT API version", 0.92,
                 ("container",), entities=_PCI),
         Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",), entities=_PCI),
-        Pattern(r"cloud_tpu_init failed", 0.9, ("container",), entities=_PCI, check=_not_backend_probe),
+        Pattern(r"cloud_tpu_init failed", 0.9, ("container",), entities=_PCI, check=_not_backend_probe,
+                origin='https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax/__init__.py', example='cloud_tpu_init failed: {exc!r}\\n This a JAX bug; please report '),
         Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",),
                 entities=_PCI),
         # the PJRT plugin loader refusing the libtpu.so it was pointed at (TPU_LIBRARY_PATH, a copied library); a missing
@@ -137,15 +139,18 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
         Pattern(r"(?:Python|JAX) version mismatch: sidecar image matches", 0.97, ("container",), entities=("Pod", "Container")),
         Pattern(r"No (?:tag|Python or JAX versions) found in sidecar image", 0.4, ("container",), entities=("Pod", "Container")),
         Pattern(r"jaxlib is version \S+, but this version of jax requires version", 0.92, ("container",), containers=_SIDECAR,
-                entities=("Pod", "Container", "Image")),
+                entities=("Pod", "Container", "Image"),
+                origin='https://github.com/jax-ml/jax/blob/510a9167c5ebb921ffb55da76d94f672f388d4fd/jax/lib/__init__.py', example='jaxlib is version {}, but this version of jax requires version {}.'),
         Pattern(r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Floating point exception)", 0.85,
                 ("container",), containers=_SIDECAR, entities=_PCN),
         Pattern(r"container colocated-python-sidecar terminated: reason=(?:Error|ContainerCannotRun|StartError)", 0.6, ("object",),
                 entities=_PCN),
         Pattern(r"container colocated-python-sidecar waiting: reason=CrashLoopBackOff", 0.7, ("object",), entities=_PCN),
         Pattern(r"Back-off restarting failed container colocated-python-sidecar", 0.6, ("event",), entities=_PCN),
-        Pattern(r"^[A-Za-z_.]*(?:Error|Exception): ", 0.6, ("container",), containers=_SIDECAR, entities=_PCN),
-        Pattern(r"Traceback \(most recent call last\)", 0.4, ("container",), containers=_SIDECAR, entities=_PCN),
+        Pattern(r"^[A-Za-z_.]*(?:Error|Exception): ", 0.6, ("container",), containers=_SIDECAR, entities=_PCN,
+                origin='recording:proxy-not-registered', example="RuntimeError: Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu']."),
+        Pattern(r"Traceback \(most recent call last\)", 0.4, ("container",), containers=_SIDECAR, entities=_PCN,
+                origin='recording:proxy-not-registered', example='Traceback (most recent call last):'),
         Pattern(r"Colocated Python (?:function|call) \S+ (?:failed|to \S+ failed)", 0.75, ("container",), entities=("Pod", "Container")),
         # the client's copy: the remote call on a worker's CPU device failed (with the sidecar's own error appended)
         Pattern(r"(?i)(?:remote )?colocated[ _]python (?:execution|function|call)\b.{0,160}\bfailed", 0.75, ("container",),
@@ -170,13 +175,18 @@ PROXY_UNREACHABLE = FailureClass(
     component="JAX client -> pathways-proxy",
     patterns=(
         # The client's first tries, before it gives up: the address it dialled and what the network answered.
-        Pattern(r"(?i)(?:IFRT )?proxy connection attempt \d+ to \S+ failed|Connection to IFRT proxy server at \S+ failed", 0.4,
+        # xla's grpc_client.cc logs each failed try as "Connection to IFRT proxy server attempt #<n>failed: <status>".
+        Pattern(r"Connection to IFRT proxy server attempt #\d*", 0.4,
                 ("container",), entities=("Pod", "Container"),
-                support=True, note="the client's connection attempts to the proxy failed"),
+                support=True, note="the client's connection attempts to the proxy failed",
+                origin="https://github.com/openxla/xla/blob/80c095fc2f5ba8b1e8c8b7df79c0be532416dd69/xla/python/ifrt_proxy/client/grpc_client.cc",
+                example='CONN_UPDATE_LOG(absl::StrCat("Connection to IFRT proxy server attempt #", i,'),
         Pattern(r"Unable to establish connection to ifrt_proxy server", 0.95, ("container",), entities=("Pod", "Container"),
-                check=_not_cancelled),
+                check=_not_cancelled,
+                origin='recording:proxy-unreachable', example="jax.errors.JaxRuntimeError: UNAVAILABLE: Unable to establish connection to ifrt_proxy server, please check provided address 'lm8b-pt-r14-pathways-head-0-0.lm8b-pt-r14:29000'"),
         Pattern(r"Unable to initialize backend 'proxy': (?:UNAVAILABLE|DEADLINE_EXCEEDED)", 0.85, ("container",),
-                entities=("Pod", "Container"), check=_not_cancelled),
+                entities=("Pod", "Container"), check=_not_cancelled,
+                origin='recording:proxy-unreachable', example="RuntimeError: Unable to initialize backend 'proxy': UNAVAILABLE: Unable to establish connection to ifrt_proxy server"),
     ),
     explanation="The JAX client in {{ pod }} could not connect to the IFRT proxy ({{ detail }}): JAX_BACKEND_TARGET is wrong, DNS does not resolve, the port-forward is down, or the proxy is not serving.",
     explains=("user_code_error",),
@@ -195,7 +205,8 @@ PROXY_CONNECTION_LOST = FailureClass(
     id="proxy_connection_lost", title="An established proxy session ended", phase="run",
     component="pathways-proxy session",
     patterns=(
-        Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container")),
+        Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container"),
+                origin='https://github.com/openxla/xla/blob/main/xla/python/ifrt_proxy/client/grpc_client_session.cc', example='GrpcClientSession: writes no longer allowed.'),
         # The proxy's own account of the session ending (the other end of the client's error).
         Pattern(r"IfrtSession \d+ .{0,80}\b(?:stream finished|finished|terminated|closed)\b: (?:UNAVAILABLE|CANCELLED|ABORTED|INTERNAL)",
                 0.4, ("container",), containers=("pathways-proxy",), entities=("Pod", "Container"), support=True,
@@ -206,7 +217,8 @@ PROXY_CONNECTION_LOST = FailureClass(
         # The proxy's side: a new client connected, and the proxy cancels the session it had.
         Pattern(r"(?i)only one (?:client )?session is supported; cancell?ing (?:the )?active session", 0.85, ("container",),
                 containers=("pathways-proxy",), entities=("Pod", "Container")),
-        Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container")),
+        Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container"),
+                origin='https://github.com/openxla/xla/blob/863ba3c374ecb79d597e6ca71720e4edc0c5995b/xla/python/ifrt_proxy/client/rpc_helper.cc', example='<< "Connection to IFRT proxy server was terminated: " << r.status();'),
         # Kubernetes audit: someone port-forwarded to the head (a second client, e.g. a notebook). Normal on its own; it
         # names who opened the session that took over.
         Pattern(r"io\.k8s\.core\.v1\.pods\.portforward\.create", 0.45, ("node",), logs=("cloudaudit.googleapis.com",),
