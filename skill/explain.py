@@ -7,26 +7,26 @@ from urllib.parse import quote as urlquote
 
 import jinja2
 
-from .catalog import BY_ID, HEALTHY, SYMPTOMS, VERDICT_SOURCES
+from .catalog import BY_ID, SYMPTOMS, VERDICT_SOURCES
 from .catalog.scheduling import INVALID_FIELD
-from .catalog.types import PATHWAYS_CONTAINERS, Text
+from .catalog.types import Text
+from .citations import SAME_MOMENT_NS, cite, failure_symptoms, node_of, pod_of, primary, said_line
 from .classify import Hypo, Verdict, activity
 from .diagnosis import (Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, Observation, RootCause, TimelineItem,
                         Workload as WorkloadOut)
 from .engine import Analysis
 from .catalog.release import RELEASE
-from .facts import EXCEPTION, GLOG
+from .facts import GLOG
 from .matrix import findings, pins
 from .next_checks import next_checks
 from .sufficiency import sufficiency
 from .model import Workload
 from .query import quote
-from .records import HEAD_JOB, Record, format_ns, is_head_pod, rm_address
+from .records import HEAD_JOB, Record, format_ns, rm_address
 from .redact import redact
 from .signals import Signal
 
 EXCERPT = 300
-MAX_ROOT_EVIDENCE = 6
 MAX_ENTITIES = 12
 # A node pool's managed instance group, in a URL or bare (the autoscaler's error parameters): gke-<cluster>-<pool>-<8 hex>-grp
 _MIG = re.compile(r"(?:instanceGroups/|\b)(gke-[a-z0-9-]+?)-[0-9a-f]{8}-grp\b")
@@ -42,9 +42,6 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 
 
-
-
-
 def clip(text: str, limit: int) -> str:
     """The text in at most `limit` characters, cut at a word boundary and marked with "…" when cut."""
     if len(text) <= limit:
@@ -57,80 +54,6 @@ def clip(text: str, limit: int) -> str:
 def excerpt(text: str) -> str:
     return clip(redact(text.strip()), EXCERPT)
 
-
-SAME_MOMENT_NS = 5 * 1_000_000_000
-RESTART_GAP_NS = 60 * 1_000_000_000  # the same line this much later on one pod: a later run of its container
-MAX_LATEST = 2
-BURST_NS = 30 * 1_000_000_000  # the latest lines this close together are one attempt's failure
-CLIENT_ECHO_NS = 5 * 60 * 1_000_000_000  # the client's own error of the same class this soon after is the same failure
-_WORKER_ORDINAL = re.compile(r"-worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
-
-
-def _first_host(root: Hypo, cited: list[Signal]) -> list[Signal]:
-    """The same failure on several hosts at one moment (within SAME_MOMENT_NS of the first): besides the first seen, the
-    line of the first host in order (slice 0 host 0 before slice 0 host 3), the one a reader looks for first."""
-    def ordinal(s: Signal) -> tuple[int, int]:
-        m = _WORKER_ORDINAL.search(_pod_of(s) or "")
-        return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
-    out = []
-    for first in cited:
-        same = [s for s in root.strong_signals if s.pattern.regex == first.pattern.regex and _pod_of(s)
-                and 0 <= s.ts - first.ts <= SAME_MOMENT_NS]
-        if same:
-            out.append(min(same, key=lambda s: (ordinal(s), s.ts)))
-    return out
-
-
-def _primary(root: Hypo) -> list[Signal]:
-    """The signals that locate the root cause: all of them for spread classes, else those on the first strong host."""
-    if root.located:
-        return root.located
-    strong = root.strong_signals
-    if not strong or BY_ID[root.failure_class].scope == "spread":
-        return strong
-    pod, node = _pod_of(strong[0]), _node_of(strong[0])
-    same = [s for s in strong if (pod and _pod_of(s) == pod) or (node and _node_of(s) == node)]
-    # The same error surfacing in the user's program (the client on the head) is what stopped the run: cite it too.
-    first = min((x.ts for x in same), default=strong[0].ts)
-    regexes = {x.pattern.regex for x in same}
-    client = [s for s in strong if s not in same and s.record.source == "container" and s.record.pod
-              and is_head_pod(s.record.pod) and s.record.container not in PATHWAYS_CONTAINERS
-              and (s.pattern.regex in regexes or 0 <= s.ts - first <= CLIENT_ECHO_NS)]
-    # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
-    client.sort(key=lambda s: s.ts)
-    picked = client[:1]
-    if client and client[-1].record.pod != client[0].record.pod:
-        picked.append(client[-1])
-    return (same or strong[:1]) + picked
-
-
-def _pod_of(s: Signal) -> str | None:
-    """The pod a signal is about: its record's, or the one its text names (an autoscaler decision)."""
-    return s.record.pod or s.groups.get("pod")
-
-
-def _node_of(s: Signal) -> str | None:
-    return s.record.node or s.groups.get("node")
-
-
-def _latest_attempt(root: Hypo) -> list[Signal]:
-    """The root cause's own line the latest time it happened, when that is a later attempt (the JobSet or the kubelet
-    restarted the pods or the container since the first): per signature and side (client on the head, or the rest),
-    the latest line, if it is on another pod than the first or a restart later on the same pod (the one still there)."""
-    primary = _primary(root) if root.signals else []
-    regexes = {s.pattern.regex for s in primary}
-    groups: dict[tuple[str, bool], list[Signal]] = {}
-    for s in root.strong_signals:
-        if s.pattern.regex in regexes and _pod_of(s):
-            groups.setdefault((s.pattern.regex, is_head_pod(_pod_of(s))), []).append(s)
-    out = []
-    for sigs in groups.values():
-        first, last = min(sigs, key=lambda s: s.ts), max(sigs, key=lambda s: s.ts)
-        # where the final burst began (the same failure on several hosts of the last attempt): its first line
-        last = min((s for s in sigs if last.ts - s.ts <= BURST_NS), key=lambda s: (s.ts, s.record.id))
-        if last is not first and (_pod_of(last) != _pod_of(first) or last.ts - first.ts > RESTART_GAP_NS):
-            out.append(last)
-    return sorted(out, key=lambda s: s.ts)[-MAX_LATEST:]
 
 _REFUSAL = re.compile(r"(?i)\b403\b|forbidden|permission|denied|does not have|not authori[sz]ed|unauthori[sz]ed")
 _FAILED_CONTAINER = re.compile(r"(?:failed container|[Cc]ontainer) \"?([a-z0-9][a-z0-9-]*)\"?")
@@ -151,9 +74,9 @@ def _failed_containers(pod: str, since: int, symptoms: list[Signal]) -> list[str
 
 def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers: list[Hypo] = ()) -> list[Entity]:
     out: dict[tuple[str, str], None] = {}
-    for s in _primary(root):
+    for s in primary(root):
         r = s.record
-        node = _node_of(s) or model.node_of(_pod_of(s))
+        node = node_of(s) or model.node_of(pod_of(s))
         for kind in root.entity_kinds or s.pattern.entities:
             name = _entity_name(kind, s, r, node, model)
             if name:
@@ -169,13 +92,13 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers:
                 for c in killed or _failed_containers(pod.name, root.first_ts, list(symptoms))[:1]:
                     out.setdefault(("Container", f"{pod.name}/{c}"), None)
     # the interruption a failed recovery was meant to survive (the strongest that names a VM): its VM and node pool
-    nodes = (n for t in triggers for n in (_node_of(x) or model.node_of(_pod_of(x)) for x in t.strong_signals) if n)
+    nodes = (n for t in triggers for n in (node_of(x) or model.node_of(pod_of(x)) for x in t.strong_signals) if n)
     if (node := next(nodes, None)) is not None:
         out.setdefault(("Node", node), None)
         m = _GKE_VM.search(node)
         if pool := _node_pool(m.group(1) if m else None, model):
             out.setdefault(("NodePool", pool), None)
-    for s in _primary(root) if root.signals else []:  # an identity a refusal names (the one missing the permission)
+    for s in primary(root) if root.signals else []:  # an identity a refusal names (the one missing the permission)
         if _REFUSAL.search(s.record.text) and (sa := _SERVICE_ACCOUNT.search(s.record.text)) is not None:
             out.setdefault(("ServiceAccount", sa.group(0)), None)
     for kind, name in list(out):
@@ -233,64 +156,7 @@ def _node_pool(prefix: str | None, model: Workload) -> str | None:
     return None
 
 
-def _diverse(signals: list[Signal]) -> list[Signal]:
-    """The earliest signal of each distinct signature, strongest signatures first: proof of every kind, not 6 alike."""
-    firsts: dict[str, Signal] = {}
-    for s in sorted(signals, key=lambda s: s.ts):
-        firsts.setdefault(s.pattern.regex, s)
-    return sorted(firsts.values(), key=lambda s: (-s.weight, s.ts))
-
-
 LINK_MARGIN_NS = 10 * 60 * 1_000_000_000
-SUPPORT_WINDOW_NS = 15 * 60 * 1_000_000_000
-MAX_SUPPORT = 2
-
-
-def _raised(root: Hypo, cited: list[str]) -> list[Signal]:
-    """The same error as the program raised it: when a cited line of a container is a log line (glog, a logger), the
-    first exception lines of the same signature in that container within a minute after it."""
-    by_id = {s.record.id: s for s in root.signals}
-    out = []
-    for rid in cited:
-        line = by_id.get(rid)
-        if line is None or EXCEPTION.match(_said_line(line.record.text)):
-            continue
-        later = [s for s in root.strong_signals if s.pattern.regex == line.pattern.regex and s.record.id not in cited
-                 and (s.record.pod, s.record.container) == (line.record.pod, line.record.container)
-                 and 0 <= s.ts - line.ts <= 60 * 1_000_000_000 and EXCEPTION.match(_said_line(s.record.text))]
-        # the first two: a structured logger's record (exc_info) and Python's own traceback often both print it
-        out += sorted({s.record.id: s for s in later}.values(), key=lambda s: s.ts)[:2]
-    return out
-
-
-def _frames_of(root: Hypo, cited: list[str]) -> list[Signal]:
-    """The traceback frame that names the raising component, for each cited exception line that rests on it (the
-    frame signal comes just before its exception line, from the same container)."""
-    by_id = {s.record.id: s for s in root.signals}
-    frames = [s for s in root.signals if s.pattern.support and s.pattern.regex.endswith(" (frame)")]
-    out = []
-    for rid in cited:
-        line = by_id.get(rid)
-        if line is None or line.pattern.support:
-            continue
-        near = [f for f in frames if (f.record.pod, f.record.container) == (line.record.pod, line.record.container)
-                and 0 <= line.ts - f.ts <= SAME_MOMENT_NS]
-        if near:
-            out.append(max(near, key=lambda f: f.ts))
-    return out
-
-
-def _support(root: Hypo) -> list[Signal]:
-    """The root's supporting facts (Pattern.support): object facts, and lines close to the root cause in time."""
-    first = _primary(root)[:1]
-    pod, node = (_pod_of(first[0]), _node_of(first[0])) if first else (None, None)
-
-    def precursor(s: Signal) -> bool:  # the quiet early warning on the same host, however long before
-        return s.ts <= root.first_ts and ((pod and _pod_of(s) == pod) or (node and _node_of(s) == node))
-
-    near = [s for s in root.signals if s.pattern.support
-            and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS or precursor(s))]
-    return sorted(_diverse(near), key=lambda s: s.ts)[:MAX_SUPPORT]
 
 
 def logs_explorer_link(r: Record, project: str | None) -> str | None:
@@ -318,27 +184,9 @@ def _evidence_item(r: Record, project: str | None = None) -> Evidence:
                     link=logs_explorer_link(r, project or r.project))
 
 
-def _failure_symptoms(symptoms: list[Signal]) -> list[Signal]:
-    """The first signal of each failure symptom (the JobSet failing, a container exiting ...)."""
-    firsts: dict[str, Signal] = {}
-    for s in sorted(symptoms, key=lambda s: s.ts):
-        if s.weight >= 0.4 and s.target != "error_line":
-            firsts.setdefault(s.target, s)
-    return sorted(firsts.values(), key=lambda s: s.ts)
-
-
-def _said_line(text: str) -> str:
-    """The line of a multi-line record that says what went wrong: a traceback's exception line (the last one), else the
-    first line."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2:
-        return text
-    return next((ln.strip() for ln in reversed(lines) if EXCEPTION.match(ln.strip())), lines[0])
-
-
 def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     """Values the fix and explanation templates are filled with; unknown ones are shown as <placeholders>."""
-    first = _primary(root)[0].record if root.signals else None
+    first = primary(root)[0].record if root.signals else None
     by_kind: dict[str, str] = {}
     for e in ents:
         by_kind.setdefault(e.kind, e.name)
@@ -349,17 +197,17 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
     user_container = next((c for c in (head.containers if head else {}) if not c.startswith("pathways-")), "jax-tpu")
     image = by_kind.get("Image") or "<image>"
     location = model.location or "<location>"
-    note = _primary(root)[0].pattern.note if root.signals else ""
+    note = primary(root)[0].pattern.note if root.signals else ""
     if root.detail or not first:
         detail = root.detail
     elif note and first.text.startswith("{"):
         detail = note  # a structured payload (an autoscaler decision) is no readable line; say what it means
     else:
-        detail = clip(excerpt(GLOG.sub("", _said_line(first.text), count=1)), 160)
+        detail = clip(excerpt(GLOG.sub("", said_line(first.text), count=1)), 160)
     jax = re.search(r":jax-([0-9][0-9.]*)", " ".join(c.image or "" for p in model.pods.values() for c in p.containers.values()))
     worker_job = "pathways-worker" if any("-pathways-worker-" in p.name for p in model.workers) else "worker"
     # The root cause's own lines, read for values to fill in (which variant is shown is chosen by matched_ids).
-    lines = "\n".join(s.record.text for s in _primary(root))[:4000] if root.signals else ""
+    lines = "\n".join(s.record.text for s in primary(root))[:4000] if root.signals else ""
     sa = re.search(f"({_SERVICE_ACCOUNT.pattern}) does not have", lines)
     client_py, sidecar_py = _python_versions(model, user_container)
     invalid = INVALID_FIELD.search(lines)
@@ -412,7 +260,7 @@ def _finished(model: Workload, user_container: str) -> str:
 
 def matched_ids(root: Hypo) -> frozenset[str]:
     """The ids of the signatures the root cause's own lines matched: what picks fix and explanation variants."""
-    return frozenset(s.pattern.id for s in (_primary(root) if root.signals else []) if s.pattern.id)
+    return frozenset(s.pattern.id for s in (primary(root) if root.signals else []) if s.pattern.id)
 
 
 def _explanation_text(explanation: str | tuple[Text, ...], matched: frozenset[str]) -> str | None:
@@ -441,9 +289,9 @@ def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[Timeli
         items.append((a.ts, f"training progress seen (step {a.groups.get('step')})", [a.record.id]))
         if b is not a:
             items.append((b.ts, f"last progress line (step {b.groups.get('step')}, {model.progress_count} seen)", [b.record.id]))
-    for s in _primary(root)[:3]:
+    for s in primary(root)[:3]:
         items.append((s.ts, f"{root.failure_class}: {clip(excerpt(s.record.text), 140)} ({s.record.resource})", [s.record.id]))
-    for s in _failure_symptoms(symptoms)[:6]:
+    for s in failure_symptoms(symptoms)[:6]:
         items.append((s.ts, f"{_SYMPTOM_TITLE.get(s.target, s.target)}: {clip(excerpt(s.record.text), 120)} ({s.record.resource})",
                       [s.record.id]))
     items.sort(key=lambda t: t[0])
@@ -502,30 +350,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
     ents = entities(m, v.root, v.symptoms, triggers)
     ctx = context(m, v.root, ents)
-    evidence: dict[str, Evidence] = {}
-    for s in _diverse(_primary(v.root)) + _diverse(v.root.strong_signals):
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-        if len(evidence) >= MAX_ROOT_EVIDENCE:
-            break
-    for s in _first_host(v.root, _diverse(_primary(v.root))[:2]):
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for s in _latest_attempt(v.root):
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for s in _raised(v.root, list(evidence)):
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for s in _frames_of(v.root, list(evidence)):
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for s in _support(v.root):
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    for h in v.ranked[1:]:  # what a failed recovery was meant to survive: the trigger and what kept the slice away
-        if h.failure_class in cls.absorbs and h.signals:
-            evidence.setdefault(h.strong_signals[0].record.id, _evidence_item(h.strong_signals[0].record, m.project))
-    for s in _failure_symptoms(v.symptoms)[:4]:
-        evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
-    if v.failure_class == HEALTHY:  # it started (every slice ready) and it still steps (the latest progress line)
-        ready = m.ready_slices()
-        for s in ready[-1:] + m.progress[-1:]:
-            evidence.setdefault(s.record.id, _evidence_item(s.record, m.project))
+    evidence = {s.record.id: _evidence_item(s.record, m.project) for _rule, s in cite(m, v)}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
