@@ -445,7 +445,7 @@ def test_the_autoscalers_vm_deletions_are_read_with_the_cluster_activity():
 
 
 def test_the_detail_of_a_multi_line_record_is_its_exception_line():
-    from skill.explain import _said_line
+    from skill.citations import said_line as _said_line
 
     text = 'eval failed at step 2000\nTraceback (most recent call last):\n  File "/opt/x.py", line 3, in f\nKeyError: \'attention_mask\''
     assert _said_line(text) == "KeyError: 'attention_mask'" and _said_line("one line") == "one line"
@@ -505,7 +505,7 @@ def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
 
 def test_the_latest_attempt_is_cited_where_its_burst_began():
     """Three attempts fail the same way; the last one on two hosts 0.2 s apart: its first line is cited."""
-    from skill.explain import _latest_attempt
+    from skill.citations import _latest_attempt
 
     rx = "Compilation of jit_train_step (fingerprint 9c41d07e5ab23f18) failed: INTERNAL: RET_CHECK failure"
     recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),
