@@ -390,6 +390,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
     roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
     roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
+    roots = _current_attempt(roots, symptoms, notes)
     if roots:
         root = roots[0]
         confidence = root.score
@@ -433,6 +434,23 @@ def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
     trail = [s for s in errors if s.record.pod == f.record.pod and s.record.text.startswith("PC: @")
              and 0 <= s.ts - f.ts <= 2 * NS][:1]
     return lead[-3:] + [f] + trail
+
+
+def _current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str]) -> list[Hypo]:
+    """The JobSet restarted after the first root's last line and a strong cause of another class holds the new attempt:
+    the restart was the recovery the failure policy is for, and what keeps the run down now is the later cause."""
+    if len(roots) < 2:
+        return roots
+    restarts = sorted(s.ts for s in symptoms if s.target == "jobset_restarting")
+    first = roots[0]
+    last_line = max((s.ts for s in first.signals if s.weight >= CANDIDATE), default=first.first_ts)
+    after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t]
+    if not after:
+        return roots
+    now = min(after, key=lambda r: r.first_ts)
+    notes.append(f"{first.failure_class} ended an earlier attempt and the JobSet restarted; {now.failure_class} holds "
+                 "the attempt after it")
+    return [now] + [r for r in roots if r is not now]
 
 
 def _explained(h: Hypo, cands: list[Hypo]) -> bool:
