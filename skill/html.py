@@ -62,6 +62,9 @@ class Swimlane:
     lanes: list[Lane]
     ticks: list[tuple[float, str]]
     restarts: list[Mark]  # JobSet restarts, drawn across every lane
+    stall: tuple[float, float, str] | None = None  # x from .. to, and its label: no progress from the last step to the end
+    end: tuple[float, str] | None = None  # x of the end of the data (or --at), and its label
+    labels: list[tuple[float, float, str]] = field(default_factory=list)  # x, y, text: the root cause, named
 
     @property
     def marks(self) -> list[Mark]:
@@ -162,16 +165,57 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
         if progress_row and s.record.id not in placed and s.record.pod:
             lanes.of(s.record.pod).marks.append(Mark(s.ts, "progress", f"#tl-{progress_row}",
                                                      f"{format_ns(s.ts)} — {redact(s.record.text[:200])}"))
-    return _layout(list(lanes.lanes.values()))
+    end = model.now if model and model.now else None
+    start = model.first_ts if model and model.first_ts else None
+    last = model.last_progress.ts if model and model.last_progress else None
+    stalled = last if d.status == "stalled" and last and end and end - last >= 5 * 60 * NS else None
+    return _layout(list(lanes.lanes.values()), start, end, stalled, d.failure_class)
 
 
-def _layout(lanes: list[Lane]) -> Swimlane:
+NS = 1_000_000_000
+_TICK_STEPS_S = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+
+def _ticks(t0: int, t1: int, scale) -> list[tuple[float, str]]:
+    """Round intervals (10 s ... 1 day), at most eight; the first label carries the date and the time zone."""
+    span_s = max((t1 - t0) / NS, 1)
+    step = next((x for x in _TICK_STEPS_S if span_s / x <= 8), _TICK_STEPS_S[-1]) * NS
+    first = -(-t0 // step) * step
+    out = []
+    for i, t in enumerate(range(first, t1 + 1, step)):
+        text = format_ns(t)
+        label = f"{text[:10]} {text[11:16]} UTC" if i == 0 else (text[11:19] if step < 60 * NS else text[11:16])
+        out.append((round(scale(t), 1), label))
+    return out
+
+
+def _collapse_quiet(lanes: list[Lane]) -> list[Lane]:
+    """Worker lanes with nothing on them become one "N quiet workers" lane per group."""
+    out, quiet = [], {}
+    for lane in lanes:
+        if not lane.marks and (lane.group.startswith("slice") or lane.group == "workers"):
+            quiet.setdefault(lane.group, []).append(lane)
+        else:
+            out.append(lane)
+    for group, idle in quiet.items():
+        if len(idle) == 1:
+            out.append(idle[0])
+            continue
+        names = ", ".join(x.key for x in idle[:6]) + (" …" if len(idle) > 6 else "")
+        out.append(Lane(f"quiet:{group}", f"{len(idle)} quiet workers", group, idle[0].order[:2] + ("~",),
+                        tip=f"nothing cited or seen on: {names}"))
+    return out
+
+
+def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None, stalled: int | None = None,
+            cause: str = "") -> Swimlane:
+    lanes = _collapse_quiet(lanes)
     for lane in lanes:  # head pods in the order they appear (restart attempts); a lane without marks last
         if lane.group == "head":
             lane.order = (0, 0, min((m.ts for m in lane.marks if m.ts), default=1 << 62), lane.key)
     lanes.sort(key=lambda lane: lane.order)
-    stamps = [m.ts for lane in lanes for m in lane.marks if m.ts]
-    t0, t1 = (min(stamps), max(stamps)) if stamps else (0, 1)
+    stamps = [m.ts for lane in lanes for m in lane.marks if m.ts] + [t for t in (start, end) if t]
+    t0, t1 = (min(stamps), max(stamps)) if stamps else (0, 1)  # the axis runs to the end of the data (or --at)
     span = max(t1 - t0, 1)
     scale = lambda ts: LEFT + 10 + (ts - t0) / span * (WIDTH - LEFT - 60)  # noqa: E731
     groups, y, current, restarts = [], TOP, None, []
@@ -188,9 +232,15 @@ def _layout(lanes: list[Lane]) -> Swimlane:
         prog = [m.x for m in lane.marks if m.kind == "progress"]
         lane.band = (min(prog), max(prog)) if len(prog) > 1 else None
         restarts += [m for m in lane.marks if m.kind == "restart" and not lane.key]
-    ticks = [(round(scale(t0 + span * i / 4), 1), format_ns(int(t0 + span * i / 4))[11:19]) for i in range(5)] \
-        if stamps else []
-    return Swimlane(WIDTH, int(y + 10), groups, lanes, ticks, restarts)
+    ticks = _ticks(t0, t1, scale) if stamps else []
+    stall = None
+    if stalled and end:
+        minutes = (end - stalled) // (60 * NS)
+        stall = (round(scale(stalled), 1), round(scale(end), 1), f"no progress for {minutes} min")
+    end_mark = (round(scale(end), 1), "end of data") if end else None
+    causes = sorted((m for lane in lanes for m in lane.marks if m.kind == "cause"), key=lambda m: m.ts)
+    labels = [(causes[0].x, causes[0].y - 10, cause)] if causes and cause else []
+    return Swimlane(WIDTH, int(y + 10), groups, lanes, ticks, restarts, stall, end_mark, labels)
 
 
 def render_html(d: Diagnosis, model: Workload | None = None, *, replay_files: int | None = None) -> str:

@@ -96,3 +96,49 @@ def test_chromium_renders_the_marks(tmp_path):
     shot = tmp_path / "shot.png"
     subprocess.run(args + [f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# --- issue 27, item 1: a timeline that tells the truth ---------------------------------------------------------------
+
+def _x(html: str, pattern: str) -> float:
+    return float(re.search(pattern, html).group(1))
+
+
+def test_a_stall_is_drawn_as_a_span_to_the_end_of_the_data():
+    html = _page("case-087")  # steps stop at 03:20, the data runs to 04:43
+    stall = re.search(r'class="stall" data-kind="stall" x="([\d.]+)" y="\d+" width="([\d.]+)"', html)
+    assert stall and float(stall.group(2)) > 100
+    assert re.search(r'class="stall-label"[^>]*>no progress for \d+ min<', html)
+    end = _x(html, r'class="end-line" data-kind="end" x1="([\d.]+)"')
+    assert abs(float(stall.group(1)) + float(stall.group(2)) - end) < 1  # the span ends where the data ends
+    marks = [float(x) for x in re.findall(r'<circle class="mark mark-milestone" data-kind="milestone" cx="([\d.]+)"', html)]
+    assert marks and max(marks) < end
+
+
+def test_the_axis_runs_to_at_when_it_is_later():
+    a = analyse_replay(FIXTURES / "case-087", at="2026-11-27T05:30:00Z")
+    late = render_html(build(a, logging_requests=0), a.model)
+    ticks = re.findall(r'text-anchor="middle">(\d\d:\d\d)<', late)
+    assert "05:30" in ticks or "05:00" in ticks
+
+
+def test_ticks_are_round_with_the_date_and_utc():
+    labels = re.findall(r'<text x="[\d.]+" y="\d+" text-anchor="middle">([^<]+)</text>', _page("case-087"))
+    assert labels[0].endswith(" UTC") and re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", labels[0])
+    assert all(re.fullmatch(r"\d\d:(?:00|30|15|45|\d0)", t) for t in labels[1:])
+
+
+def test_quiet_workers_share_one_lane_and_the_root_cause_is_named():
+    html = _page("case-087")
+    assert re.search(r'data-lane="quiet:[^"]+"', html) and re.search(r">\d+ quiet workers<", html)
+    assert re.search(r'class="mark-label"[^>]*>workload_stalled<', html)
+
+
+def test_the_page_scales_to_the_window_and_shows_the_doubt():
+    html = _page("case-087")
+    assert 'width="100%"' in html and "viewBox=" in html
+    d = build(analyse_replay(FIXTURES / "case-087"), logging_requests=0)
+    if d.next_checks:
+        assert "Check next (read-only)" in html
+    if not d.sufficiency.sufficient:
+        assert "Not enough evidence for a firm verdict" in html
