@@ -135,17 +135,51 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         raise PathwaysWorkloadError("diagnose needs --replay DIR, or live: --project P --location L --cluster C --jobset J")
     from .redact import redact, redact_obj
 
-    fmt = args.format or ("markdown" if sys.stdout.isatty() else "json")
+    fmt = _format(args, "markdown")
+    files = analysis.stats.files if analysis else None
     if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
-        print(json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False))
+        text = json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/html.py)
         from .html import render_html
 
-        files = analysis.stats.files if analysis else None
-        print(render_html(d, analysis.model if analysis else None, replay_files=files), end="")
+        text = render_html(d, analysis.model if analysis else None, replay_files=files)
     else:
-        files = analysis.stats.files if analysis else None
-        print(redact(render_markdown(d, replay_files=files)), end="")
+        text = redact(render_markdown(d, replay_files=files))
+    return _emit(args, text)
+
+
+FORMATS = ("json", "markdown", "html")  # one vocabulary for every command; "text" is kept as markdown's old name
+
+
+def _format(args: argparse.Namespace, person: str) -> str:
+    """The format asked for; by default `person`'s on a terminal or with --output FILE.md/.html, JSON when piped (and
+    a note on stderr says so, so a pipe never changes the output silently)."""
+    fmt = "markdown" if args.format == "text" else args.format
+    if fmt:
+        return fmt
+    out = getattr(args, "output", None)
+    if out:
+        return "html" if out.endswith((".html", ".htm")) else "json" if out.endswith(".json") else person
+    if sys.stdout.isatty():
+        return person
+    print(f"pathways-workload: stdout is not a terminal, so the output is JSON (--format {person} for the report)",
+          file=sys.stderr)
+    return "json"
+
+
+def _emit(args: argparse.Namespace, text: str) -> int:
+    """Print the output, or write it to --output FILE (a folder or an unwritable path is a one-line error)."""
+    out = getattr(args, "output", None)
+    if not out:
+        print(text, end="")
+        return EXIT_OK
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as err:
+        raise PathwaysWorkloadError(f"--output {out}: {err.strerror or err}", code="bad_input",
+                                    hint="name a file in a folder you can write") from None
+    print(f"pathways-workload: wrote {out}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -175,16 +209,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     r = ask(redact(args.question), replay=args.replay, jobset=args.jobset, model=args.model, max_steps=args.max_steps,
             max_tokens=args.max_tokens, deadline_s=args.deadline)
-    if args.format == "json" or (args.format is None and not sys.stdout.isatty()):
-        print(json.dumps(redact_obj(r.to_json_dict()), indent=2, ensure_ascii=False))
-    else:
-        cost = "unknown price" if r.cost_usd is None else f"${r.cost_usd:.4f}"
-        print(r.answer)
-        redundant = f" ({r.redundant_tool_calls} redundant)" if r.redundant_tool_calls else ""
-        print(f"\n[{r.model}: {r.steps} steps, {len(r.tool_calls)} tool calls{redundant}, {r.input_tokens} in / "
-              f"{r.output_tokens} out tokens, {cost}, {r.seconds:.1f}s"
-              + (f"; fell back to the deterministic diagnosis: {r.fallback}" if r.fallback else "") + "]")
-    return EXIT_OK
+    if _format(args, "markdown") == "json":
+        return _emit(args, json.dumps(redact_obj(r.to_json_dict()), indent=2, ensure_ascii=False) + "\n")
+    cost = "unknown price" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+    redundant = f" ({r.redundant_tool_calls} redundant)" if r.redundant_tool_calls else ""
+    return _emit(args, f"{r.answer}\n\n[{r.model}: {r.steps} steps, {len(r.tool_calls)} tool calls{redundant}, "
+                       f"{r.input_tokens} in / {r.output_tokens} out tokens, {cost}, {r.seconds:.1f}s"
+                       + (f"; fell back to the deterministic diagnosis: {r.fallback}" if r.fallback else "") + "]\n")
 
 
 def cmd_classes(args: argparse.Namespace) -> int:
@@ -192,12 +223,9 @@ def cmd_classes(args: argparse.Namespace) -> int:
 
     rows = [{"id": c.id, "phase": c.phase, "title": c.title} for c in CLASSES]
     if args.format == "json":
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return EXIT_OK
+        return _emit(args, json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     wid, wph = max(len(r["id"]) for r in rows), max(len(r["phase"]) for r in rows)
-    for r in rows:
-        print(f"{r['id']:<{wid}}  {r['phase']:<{wph}}  {r['title']}")
-    return EXIT_OK
+    return _emit(args, "".join(f"{r['id']:<{wid}}  {r['phase']:<{wph}}  {r['title']}\n" for r in rows))
 
 
 def _tool_command(name: str):
@@ -257,9 +285,10 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
                  "usage or input error; 3 on an internal error.")
     _add_workload(d)
     d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
-    d.add_argument("--format", choices=("json", "markdown", "html"),
-                   help="default: markdown on a terminal, json otherwise; html: one self-contained page with a "
-                        "timeline picture (redirect it to a file)")
+    d.add_argument("--format", choices=FORMATS + ("text",), metavar="{json,markdown,html}",
+                   help="default: markdown on a terminal (or by --output's extension), json when piped (said on "
+                        "stderr); html: one self-contained page with a timeline picture")
+    d.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
     d.add_argument("--engine", choices=("exact", "duckdb"), default="exact",
                    help="replay reader: exact (default; the reference) or duckdb (SQL over the export, the exact "
                         "reader for any file DuckDB rejects)")
@@ -270,7 +299,9 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     c = _command(sub, "classes", "list the failure classes: id, phase, one line each",
                  "List the taxonomy's failure classes from the catalog: id, phase and a one-line description\n"
                  "(docs/taxonomy.md has the whole table; explain-class --failure-class ID the detail).")
-    c.add_argument("--format", choices=("text", "json"), default="text", help="a table, or a JSON array")
+    c.add_argument("--format", choices=("markdown", "json", "text"), default="markdown", metavar="{markdown,json}",
+                   help="a table, or a JSON array")
+    c.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
     c.set_defaults(func=cmd_classes)
     m = _command(sub, "mcp", "run the MCP server (stdio) exposing every tool",
                  "Run the MCP server on stdio: every tool (diagnose, query_logs, list_events, get_workload, timeline,\n"
@@ -286,7 +317,9 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     a.add_argument("--max-steps", metavar="N", type=int, default=8, help="at most this many model turns")
     a.add_argument("--max-tokens", metavar="N", type=int, default=4096, help="max output tokens per model turn")
     a.add_argument("--deadline", metavar="SECONDS", type=float, default=300.0, help="wall-time budget")
-    a.add_argument("--format", choices=("json", "text"), help="default: text on a terminal, json otherwise")
+    a.add_argument("--format", choices=("markdown", "json", "text"), metavar="{markdown,json}",
+                   help="default: markdown (the answer as text) on a terminal, json when piped (said on stderr)")
+    a.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
     a.set_defaults(func=cmd_ask)
     _add_eval(sub, eval_command)
     return ap
@@ -331,8 +364,9 @@ def _tool_names() -> list[str]:
 def _fail(err: PathwaysWorkloadError, as_json: bool, usage: str = "") -> int:
     if as_json:
         print(json.dumps(err.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        print(f"{usage}pathways-workload: {err}" + (f" ({err.hint})" if err.code == "internal" else ""), file=sys.stderr)
+    else:  # one line: a usage error names the command's --help instead of printing the usage block
+        hint = err.hint if err.code == "internal" or (usage and err.hint) else ""
+        print(f"pathways-workload: {err}" + (f" ({hint})" if hint else ""), file=sys.stderr)
     return EXIT_INTERNAL if err.code == "internal" else EXIT_USAGE
 
 

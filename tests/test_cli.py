@@ -96,8 +96,26 @@ def test_text_errors_are_one_line_on_stderr(capsys):
     assert out.out == "" and out.err == "pathways-workload: /nonexistent: no such folder\n"
     assert main(["diagnose", "--bogus"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: pathways-workload") and err.endswith(
-        "pathways-workload: unrecognized arguments: --bogus\n")
+    assert err == "pathways-workload: unrecognized arguments: --bogus (see `pathways-workload --help`)\n"
+    assert main(["diagnose", "--replay", "x", "--format", "yaml"]) == 2  # one line, not the usage block
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice: 'yaml'" in err and "diagnose --help" in err
+
+
+def test_output_file_and_the_pipe_note(tmp_path, capsys):
+    from conftest import FIXTURES
+
+    out = tmp_path / "report.html"
+    assert main(["diagnose", "--replay", str(FIXTURES / "case-001"), "--output", str(out)]) == 0
+    assert out.read_text().startswith("<!DOCTYPE html>") and "wrote" in capsys.readouterr().err
+    assert main(["diagnose", "--replay", str(FIXTURES / "case-001")]) == 0  # stdout is captured: not a terminal
+    got = capsys.readouterr()
+    assert got.out.lstrip().startswith("{") and "output is JSON" in got.err
+    assert main(["classes", "--format", "markdown", "--output", str(tmp_path / "c.md")]) == 0
+    assert "tpu_hardware_failure" in (tmp_path / "c.md").read_text()
+    capsys.readouterr()
+    assert main(["diagnose", "--replay", str(FIXTURES / "case-001"), "--output", str(tmp_path)]) == 2  # a folder
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 COMMANDS = ["diagnose", "query-logs", "list-events", "get-workload", "timeline", "explain-class", "classes", "mcp",
@@ -143,8 +161,8 @@ def test_help_has_a_description_an_example_and_one_metavar_per_kind(command, cap
     ("query-logs", ["{asc,desc}", "(default: asc)", "(default: 50)", "--filter FILTER"]),
     ("list-events", ["(default: 100)", "--warnings-only"]),
     ("explain-class", ["--failure-class ID"]),
-    ("classes", ["{text,json}", "(default: text)"]),
-    ("ask", ["{json,text}", "(default: 8)", "--max-steps N"]),
+    ("classes", ["{markdown,json}", "(default: markdown)", "--output FILE"]),
+    ("ask", ["{markdown,json}", "(default: 8)", "--max-steps N", "--output FILE"]),
     ("eval", ["{rules,llm}", "{json,markdown,table}", "(default: table)"]),
 ])
 def test_choices_and_defaults_are_shown(command, shown, capsys):
