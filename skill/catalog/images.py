@@ -115,18 +115,11 @@ LIBTPU_MISMATCH = FailureClass(
     patterns=(
         Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), entities=_PCI,
                 check=_not_backend_probe),
-        Pattern(r"version `GLIBC_[\d.]+' not found \(required by \S*libtpu", 0.9, ("container",), entities=_PCI),
-        Pattern(r"Mismatched PJRT plugin PJRT API version \((?P<plugin>[\d.]+)\) and framework PJRT API version", 0.92,
-                ("container",), entities=_PCI,
-                origin='https://github.com/jax-ml/jax/issues/20148',
-                example="RuntimeError: Unable to initialize backend 'tpu': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version (0.23) and framework PJRT API version 0.40). (set JAX_PLATFORMS='' to automatically choose an available backend)"),
         Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",), entities=_PCI,
                 origin='https://github.com/jax-ml/jax/issues/20148',
                 example="RuntimeError: Unable to initialize backend 'tpu': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version (0.23) and framework PJRT API version 0.40). (set JAX_PLATFORMS='' to automatically choose an available backend)"),
         Pattern(r"cloud_tpu_init failed", 0.9, ("container",), entities=_PCI, check=_not_backend_probe,
                 origin='https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax/__init__.py', example='cloud_tpu_init failed: {exc!r}\\n This a JAX bug; please report '),
-        Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",),
-                entities=_PCI),
         # the PJRT plugin loader refusing the libtpu.so it was pointed at (TPU_LIBRARY_PATH, a copied library); a missing
         # file is not it: a CPU host's probe logs "cannot open shared object file" and falls back (recording libtpu-missing)
         Pattern(r"Failed to open \S*libtpu[^\s:]*\.so: .{0,200}(?:invalid ELF header|wrong ELF class|undefined symbol|"
@@ -242,18 +235,9 @@ PROXY_CONNECTION_LOST = FailureClass(
     patterns=(
         Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container"),
                 origin='https://github.com/openxla/xla/blob/main/xla/python/ifrt_proxy/client/grpc_client_session.cc', example='GrpcClientSession: writes no longer allowed.'),
-        # The proxy's own account of the session ending (the other end of the client's error).
-        Pattern(r"IfrtSession \d+ .{0,80}\b(?:stream finished|finished|terminated|closed)\b: (?:UNAVAILABLE|CANCELLED|ABORTED|INTERNAL)",
-                0.4, ("container",), containers=("pathways-proxy",), entities=("Pod", "Container"), support=True,
-                note="the proxy's account of the session ending"),
-        Pattern(r"IFRT proxy session \S+ from (?P<peer>\S+) (?:replaces|supersedes|takes over) (?:the )?active session", 0.85,
-                ("container",), containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container"),
                 origin='https://docs.cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/troubleshooting-pathways',
                 example="E0927 21:19:52.919607 37624 rpc_helper.cc:56] Connection to IFRT proxy server was terminated: CANCELLED: Cancelled"),
-        # The proxy's side: a new client connected, and the proxy cancels the session it had.
-        Pattern(r"(?i)only one (?:client )?session is supported; cancell?ing (?:the )?active session", 0.85, ("container",),
-                containers=("pathways-proxy",), entities=("Pod", "Container")),
         Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container"),
                 origin='https://github.com/openxla/xla/blob/863ba3c374ecb79d597e6ca71720e4edc0c5995b/xla/python/ifrt_proxy/client/rpc_helper.cc', example='<< "Connection to IFRT proxy server was terminated: " << r.status();'),
         # Kubernetes audit: someone port-forwarded to the head (a second client, e.g. a notebook). Normal on its own; it
