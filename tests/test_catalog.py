@@ -279,7 +279,6 @@ IMAGES_LITERALS = [
     ("jax.errors.JaxRuntimeError: UNAVAILABLE: Colocated Python function _write_shards failed on h:29005 (slice 0, task 1): Connection refused", "container", U, "colocated_python_failure"),
     ("RuntimeError: Unable to initialize backend 'proxy': UNAVAILABLE: Unable to establish connection to ifrt_proxy server, please check provided address '10.150.0.23:29000'; detailed error: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.150.0.23:29000: Failed to connect to remote host: Connection refused", "container", U, "proxy_unreachable"),
     ("E1201 rpc_helper.cc:56] Connection to IFRT proxy server was terminated: CANCELLED: Cancelled", "container", U, "proxy_connection_lost"),
-    ("I1201 grpc_service_impl.cc:164] New IFRT proxy session 2 from ipv4:127.0.0.1:40112 replaces active session 1 from ipv4:10.0.0.5:51736; cancelling session 1", "container", "pathways-proxy", "proxy_connection_lost"),
 ]
 
 
@@ -336,7 +335,6 @@ MOVED_LITERALS = [
     ("jax.errors.JaxRuntimeError: UNIMPLEMENTED: IFRT proxy client could not settle on a common protocol version with the server", "container", U, "ifrt_version_mismatch"),
     # fifth batch (h49-h60)
     ('ValueError: RESOURCE_EXHAUSTED: Error writing "params.w/.zarray" in "gs://b/run/checkpoints/1000.orbax-checkpoint-tmp-1/state/": HTTP response code: 429', "container", U, "checkpoint_failure"),
-    ("I1202 grpc_service_impl.cc:151] Only one client session is supported; cancelling active session 1 from 10.0.0.2:51420", "container", "pathways-proxy", "proxy_connection_lost"),
     ("E1101 tpu_compilation_service.cc:640] Compilation of jit_step failed: RESOURCE_EXHAUSTED: Aborting compilation early because it's unlikely to have enough device memory. Requires 47.18G, has 31.25G available.", "container", W, "hbm_oom"),
     ("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Requires 12.5G, has 8.0G available.", "container", U, "hbm_oom"),
     # fourth batch (h37-h48)

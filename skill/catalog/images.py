@@ -19,13 +19,29 @@ def _not_cancelled(groups: dict[str, str], text: str) -> bool:
 IMAGE_PULL_FAILURE = FailureClass(
     id="image_pull_failure", title="An image cannot be pulled", phase="start", component="kubelet image pull",
     patterns=(
+        # rendered: Failed (events.FailedToPullImage) + "Failed to pull image %q: %v" from image_manager.go; filled from
+        # the format string in image_manager.go (the runtime's error as containerd reports a missing tag)
         Pattern(r"Failed to pull image \"(?P<image>[^\"]+)\"", 0.95, ("event", "node"), entities=("Pod", "Image"),
-                transient=True),
-        Pattern(r"Back-off pulling image \"(?P<image>[^\"]+)\"", 0.85, ("event",), entities=("Pod", "Image"), transient=True),
+                transient=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/cfce511e157eb37917f5ad1d86197e732f0a097f/pkg/kubelet/images/image_manager.go',
+                example='Failed: Failed to pull image "us-docker.pkg.dev/my-project/jax/client:v2": rpc error: code = NotFound desc = failed to pull and unpack image "us-docker.pkg.dev/my-project/jax/client:v2": not found'),
+        # rendered: BackOff (events.BackOffPullImage) + "Back-off pulling image %q" from image_manager.go; filled from the
+        # format string in image_manager.go
+        Pattern(r"Back-off pulling image \"(?P<image>[^\"]+)\"", 0.85, ("event",), entities=("Pod", "Image"), transient=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/cfce511e157eb37917f5ad1d86197e732f0a097f/pkg/kubelet/images/image_manager.go',
+                example='BackOff: Back-off pulling image "us-docker.pkg.dev/my-project/jax/client:v2"'),
+        # rendered: the container's waiting state, reason ErrImagePullBackOff ("ImagePullBackOff") + the message
+        # image_manager.go returns with it ("Back-off pulling image %q"), from types.go
         Pattern(r"waiting: reason=(?:ErrImagePull|ImagePullBackOff|InvalidImageName)", 0.9, ("object",),
-                entities=("Pod", "Image"), transient=True),
+                entities=("Pod", "Image"), transient=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/0a2f5b122db7f5dab90e3b6384811a68dd030ca3/pkg/kubelet/images/types.go',
+                example='container jax-client waiting: reason=ImagePullBackOff message=Back-off pulling image "us-docker.pkg.dev/my-project/jax/client:v2"'),
+        # rendered: ErrImageNeverPull (events.ErrImageNeverPullPolicy) + "Container image %q is not present with pull
+        # policy of Never" from image_manager.go; filled from the format string in image_manager.go
         Pattern(r"^(?:ErrImagePull|ImagePullBackOff|InvalidImageName|ErrImageNeverPull): ", 0.85, ("event",),
-                entities=("Pod",), transient=True),
+                entities=("Pod",), transient=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/cfce511e157eb37917f5ad1d86197e732f0a097f/pkg/kubelet/images/image_manager.go',
+                example='ErrImageNeverPull: Container image "us-docker.pkg.dev/my-project/jax/client:v2" is not present with pull policy of Never'),
     ),
     explanation="The kubelet cannot pull {{ image }} for {{ pod }} (wrong tag, no registry permission, or no egress), so the container never starts.",
     explains=("slices_not_ready", "workload_stalled", "proxy_unreachable", "colocated_python_failure"),
@@ -48,13 +64,13 @@ IFRT_VERSION_MISMATCH = FailureClass(
     id="ifrt_version_mismatch", title="IFRT proxy client and server disagree on the protocol version", phase="connect",
     component="JAX client (IFRT proxy client) vs pathways proxy_server image",
     patterns=(
-        Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container")),
+        Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container"),
+                origin='https://docs.cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/troubleshooting-pathways',
+                example='IFRT Proxy client and server failed to agree on the protocol version; supported versions: client = [1, 1], server = [3, 14]'),
         Pattern(r"(?i)(?:could not|couldn't|failed to|unable to) (?:settle on|agree on|negotiate) (?:a |the )?(?:common )?"
-                r"(?:IFRT )?(?:proxy )?protocol version", 0.95, ("container",), entities=("Pod", "Container")),
-        # a version named in a failure, not the proxy's note of a client that connected ("... protocol version 14")
-        Pattern(r"IFRT [Pp]roxy.{0,80}(?:version mismatch|unsupported (?:protocol )?version|protocol version.{0,60}"
-                r"(?:mismatch|unsupported|not supported|incompatible|reject))", 0.8, ("container",),
-                entities=("Pod", "Container")),
+                r"(?:IFRT )?(?:proxy )?protocol version", 0.95, ("container",), entities=("Pod", "Container"),
+                origin='https://docs.cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/troubleshooting-pathways',
+                example='IFRT Proxy client and server failed to agree on the protocol version; supported versions: client = [1, 1], server = [3, 14]'),
         # the proxy's side names the server build to change: its image
         Pattern(r"no overlap (?:between client protocol versions \[[\d, ]+\] and server versions|in (?:IFRT )?(?:proxy )?protocol versions)", 0.9, ("container",),
                 containers=("pathways-proxy",), entities=("Pod", "Container", "Image")),
@@ -81,7 +97,6 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
         # the client's image lacks what registers the backend (pathwaysutils): the image is what to fix
         Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container", "Image"),
                 origin='recording:proxy-not-registered', example="RuntimeError: Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu']."),
-        Pattern(r"Unknown backend:? '?proxy'?", 0.8, ("container",), entities=("Pod", "Container", "Image")),
     ),
     explanation="The client in {{ pod }} sets JAX_PLATFORMS=proxy but the proxy backend was never registered: pathwaysutils is missing or pathwaysutils.initialize() ran after the first JAX call.",
     explains=("user_code_error",),
@@ -100,14 +115,11 @@ LIBTPU_MISMATCH = FailureClass(
     patterns=(
         Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), entities=_PCI,
                 check=_not_backend_probe),
-        Pattern(r"version `GLIBC_[\d.]+' not found \(required by \S*libtpu", 0.9, ("container",), entities=_PCI),
-        Pattern(r"Mismatched PJRT plugin PJRT API version \((?P<plugin>[\d.]+)\) and framework PJRT API version", 0.92,
-                ("container",), entities=_PCI),
-        Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",), entities=_PCI),
+        Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",), entities=_PCI,
+                origin='https://github.com/jax-ml/jax/issues/20148',
+                example="RuntimeError: Unable to initialize backend 'tpu': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version (0.23) and framework PJRT API version 0.40). (set JAX_PLATFORMS='' to automatically choose an available backend)"),
         Pattern(r"cloud_tpu_init failed", 0.9, ("container",), entities=_PCI, check=_not_backend_probe,
                 origin='https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax/__init__.py', example='cloud_tpu_init failed: {exc!r}\\n This a JAX bug; please report '),
-        Pattern(r"libtpu(?:-nightly)?.{0,60}(?:is not compatible|incompatible|requires jaxlib|version mismatch)", 0.85, ("container",),
-                entities=_PCI),
         # the PJRT plugin loader refusing the libtpu.so it was pointed at (TPU_LIBRARY_PATH, a copied library); a missing
         # file is not it: a CPU host's probe logs "cannot open shared object file" and falls back (recording libtpu-missing)
         Pattern(r"Failed to open \S*libtpu[^\s:]*\.so: .{0,200}(?:invalid ELF header|wrong ELF class|undefined symbol|"
@@ -136,17 +148,33 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
     id="colocated_python_failure", title="The colocated Python sidecar fails", phase="start/run",
     component="colocated-python-sidecar",
     patterns=(
-        Pattern(r"(?:Python|JAX) version mismatch: sidecar image matches", 0.97, ("container",), entities=("Pod", "Container")),
-        Pattern(r"No (?:tag|Python or JAX versions) found in sidecar image", 0.4, ("container",), entities=("Pod", "Container")),
+        # filled from the format string in validators.py (the stored copy is newer than any pinned one, so main)
+        Pattern(r"(?:Python|JAX) version mismatch: sidecar image matches", 0.97, ("container",), entities=("Pod", "Container"),
+                origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/main/pathwaysutils/experimental/shared_pathways_service/validators.py',
+                example="ValueError: JAX version mismatch: sidecar image matches JAX version 0.10.0, but the user environment is running JAX 0.9.0."),
+        # filled from the format string in validators.py
+        Pattern(r"No (?:tag|Python or JAX versions) found in sidecar image", 0.4, ("container",), entities=("Pod", "Container"),
+                origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/main/pathwaysutils/experimental/shared_pathways_service/validators.py',
+                example="No Python or JAX versions found in sidecar image tag: latest. Skipping version validation."),
         Pattern(r"jaxlib is version \S+, but this version of jax requires version", 0.92, ("container",), containers=_SIDECAR,
                 entities=("Pod", "Container", "Image"),
                 origin='https://github.com/jax-ml/jax/blob/510a9167c5ebb921ffb55da76d94f672f388d4fd/jax/lib/__init__.py', example='jaxlib is version {}, but this version of jax requires version {}.'),
+        # filled from the format string in faulthandler.c (PUTS "Fatal Python error: " then the handler's name)
         Pattern(r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Floating point exception)", 0.85,
-                ("container",), containers=_SIDECAR, entities=_PCN),
-        Pattern(r"container colocated-python-sidecar terminated: reason=(?:Error|ContainerCannotRun|StartError)", 0.6, ("object",),
-                entities=_PCN),
-        Pattern(r"container colocated-python-sidecar waiting: reason=CrashLoopBackOff", 0.7, ("object",), entities=_PCN),
-        Pattern(r"Back-off restarting failed container colocated-python-sidecar", 0.6, ("event",), entities=_PCN),
+                ("container",), containers=_SIDECAR, entities=_PCN,
+                origin='https://github.com/python/cpython/blob/e3bf42548f91c47723f358b593754079883f1d75/Modules/faulthandler.c',
+                example="Fatal Python error: Segmentation fault"),
+        # rendered: the container's waiting state, reason kubecontainer.ErrCrashLoopBackOff ("CrashLoopBackOff") + the
+        # message doBackOff returns ("back-off %s restarting failed container=%s pod=%s"), from kuberuntime_manager.go;
+        # filled from the format string in kuberuntime_manager.go
+        Pattern(r"container colocated-python-sidecar waiting: reason=CrashLoopBackOff", 0.7, ("object",), entities=_PCN,
+                origin='https://github.com/kubernetes/kubernetes/blob/000f26050b9be6fb3d79fae95e06b47fc96128cd/pkg/kubelet/kuberuntime/kuberuntime_manager.go',
+                example="container colocated-python-sidecar waiting: reason=CrashLoopBackOff message=back-off 5m0s restarting failed container=colocated-python-sidecar pod=llama-worker-0-0-x7k2p_llama(4c1f6a2e-0d3b-4a8e-9b1e-2f6c7d8e9a01)"),
+        # rendered: BackOff (events.BackOffStartContainer) + "Back-off restarting failed container %s in pod %s" from
+        # kuberuntime_manager.go; filled from the format string in kuberuntime_manager.go (format.Pod: name_namespace(uid))
+        Pattern(r"Back-off restarting failed container colocated-python-sidecar", 0.6, ("event",), entities=_PCN,
+                origin='https://github.com/kubernetes/kubernetes/blob/000f26050b9be6fb3d79fae95e06b47fc96128cd/pkg/kubelet/kuberuntime/kuberuntime_manager.go',
+                example="BackOff: Back-off restarting failed container colocated-python-sidecar in pod llama-worker-0-0-x7k2p_llama(4c1f6a2e-0d3b-4a8e-9b1e-2f6c7d8e9a01)"),
         Pattern(r"^[A-Za-z_.]*(?:Error|Exception): ", 0.6, ("container",), containers=_SIDECAR, entities=_PCN,
                 origin='recording:proxy-not-registered', example="RuntimeError: Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu']."),
         Pattern(r"Traceback \(most recent call last\)", 0.4, ("container",), containers=_SIDECAR, entities=_PCN,
@@ -207,16 +235,9 @@ PROXY_CONNECTION_LOST = FailureClass(
     patterns=(
         Pattern(r"GrpcClientSession: writes no longer allowed", 0.85, ("container",), entities=("Pod", "Container"),
                 origin='https://github.com/openxla/xla/blob/main/xla/python/ifrt_proxy/client/grpc_client_session.cc', example='GrpcClientSession: writes no longer allowed.'),
-        # The proxy's own account of the session ending (the other end of the client's error).
-        Pattern(r"IfrtSession \d+ .{0,80}\b(?:stream finished|finished|terminated|closed)\b: (?:UNAVAILABLE|CANCELLED|ABORTED|INTERNAL)",
-                0.4, ("container",), containers=("pathways-proxy",), entities=("Pod", "Container"), support=True,
-                note="the proxy's account of the session ending"),
-        Pattern(r"IFRT proxy session \S+ from (?P<peer>\S+) (?:replaces|supersedes|takes over) (?:the )?active session", 0.85,
-                ("container",), containers=("pathways-proxy",), entities=("Pod", "Container")),
-        Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container")),
-        # The proxy's side: a new client connected, and the proxy cancels the session it had.
-        Pattern(r"(?i)only one (?:client )?session is supported; cancell?ing (?:the )?active session", 0.85, ("container",),
-                containers=("pathways-proxy",), entities=("Pod", "Container")),
+        Pattern(r"Connection to IFRT proxy server was terminated: CANCELLED", 0.85, ("container",), entities=("Pod", "Container"),
+                origin='https://docs.cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/troubleshooting-pathways',
+                example="E0927 21:19:52.919607 37624 rpc_helper.cc:56] Connection to IFRT proxy server was terminated: CANCELLED: Cancelled"),
         Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container"),
                 origin='https://github.com/openxla/xla/blob/863ba3c374ecb79d597e6ca71720e4edc0c5995b/xla/python/ifrt_proxy/client/rpc_helper.cc', example='<< "Connection to IFRT proxy server was terminated: " << r.status();'),
         # Kubernetes audit: someone port-forwarded to the head (a second client, e.g. a notebook). Normal on its own; it

@@ -52,15 +52,21 @@ ELASTIC_RECOVERY_EXHAUSTED = FailureClass(
         Pattern(r"ElasticRuntimeError", 0.9, entities=("Pod", "Container"),
                 origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/elastic/manager.py',
                 example='class ElasticRuntimeError(RuntimeError):'),
-        Pattern(r"Timed out waiting for \d+ slices", 0.95, entities=("Pod", "Container")),
+        # filled from the format string in elastic.py (wait_for_slices' TimeoutError)
+        Pattern(r"Timed out waiting for \d+ slices", 0.95, entities=("Pod", "Container"),
+                origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/710ca741ce4ec0686575bdd0d0a70cfb94e8bcfe/pathwaysutils/elastic/elastic.py',
+                example="TimeoutError: Timed out waiting for 2 slices. Only 1 active after 600.42 seconds. Next check would occur after the timeout of 600 seconds."),
         Pattern(r"Retry policy rejected retry", 0.8, entities=("Pod", "Container"),
                 origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/elastic/manager.py',
                 example='Retry policy rejected retry after jax.errors.JaxRuntimeError.'),
         Pattern(r"Catastrophic error in monitor thread", 0.8, entities=("Pod", "Container"),
                 origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/elastic/manager.py',
                 example='Catastrophic error in monitor thread, thread is dying!'),
+        # filled from the format string in elastic.py (get_active_slice_indices' ValueError)
         Pattern(r"Error with _simple_execution for slice_index=\d+", 0.6, entities=("Pod", "Container"),
-                note="a returning slice failed the elastic health check"),
+                note="a returning slice failed the elastic health check",
+                origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/710ca741ce4ec0686575bdd0d0a70cfb94e8bcfe/pathwaysutils/elastic/elastic.py',
+                example="ValueError: Error with _simple_execution for slice_index=1."),
     ),
     explanation="Elastic training in {{ pod }} gave up ({{ detail }}): its retries or the wait for replacement slices ran out.",
     explains=("user_code_error",),
@@ -86,22 +92,35 @@ HOT_SWAP_FAILURE = FailureClass(
         # strong, not proof: the same words come for any replacement that finds no victim, hot swap configured or not.
         # "No preemption victims" alone is what any unplaceable replacement hears: strong, not proof, so it cannot outrank a
         # proven interruption (classify.PROOF); the replacement's priority class forbidding preemption is specific.
+        # rendered: FailedScheduling + the scheduler's summary, its preemption part "No preemption victims found for
+        # incoming pod" from default_preemption.go (the filter part is the taint plugin's "node(s) had untolerated taint
+        # {key: value}" for the lost node's node.kubernetes.io/unreachable taint)
         Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
                 r".*No preemption victims found for incoming pod", 0.8, ("event",), transient=True,
-                entities=("Pod",), note="a replacement slice could not preempt a standby workload"),
+                entities=("Pod",), note="a replacement slice could not preempt a standby workload",
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go',
+                example="FailedScheduling: 0/5 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 4 Insufficient google.com/tpu. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod."),
+        # rendered: FailedScheduling + the summary, its preemption part "not eligible due to preemptionPolicy=Never."
+        # from default_preemption.go (PodEligibleToPreemptOthers)
         Pattern(r"(?:untolerated taint \{node\.kubernetes\.io/(?:unreachable|not-ready)|node\(s\) were unschedulable|impending-node-termination)"
                 r".*not eligible due to preemptionPolicy=Never", 0.9, ("event",), transient=True,
-                entities=("Pod",), note="the replacement slice's priority class may not preempt a standby workload"),
+                entities=("Pod",), note="the replacement slice's priority class may not preempt a standby workload",
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go',
+                example="FailedScheduling: 0/5 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 4 Insufficient google.com/tpu. preemption: not eligible due to preemptionPolicy=Never."),
         # A standby workload's pod preempted for a replacement (the scheduler's event on the victim, whatever JobSet it
         # belongs to): hot swap was under way. The victims' nodes name the standby pool.
+        # rendered: Preempted + "Preempted by pod %v on node %v" (the preemptor's UID, the node) from preemption.go;
+        # filled from the format string in preemption.go
         Pattern(r"^Preempted: Preempted by pod \S+ on node (?P<node>gke-\S+)", 0.85, ("event",), entities=("NodePool",),
-                note="a standby workload was preempted to make room for a replacement slice"),
+                note="a standby workload was preempted to make room for a replacement slice",
+                origin='https://github.com/kubernetes/kubernetes/blob/98be7dfc5da8533f62c063206c5751e884d6294d/pkg/scheduler/framework/preemption/preemption.go',
+                example="Preempted: Preempted by pod 6f1c2a7e-3b7d-4c1e-9a55-0d2f1e8b9c44 on node gke-tpu-cluster-standby-np-7f3a2b1c-x2k9"),
         # The replacement did preempt, but its victims are still terminating (a long grace period holds the standby).
+        # rendered: FailedScheduling + the summary, its preemption part from default_preemption.go
         Pattern(r"preemption: not eligible due to a terminating pod on the nominated node", 0.9, ("event",),
-                entities=("Pod",), note="the replacement waits for preempted standby pods to terminate"),
-        Pattern(r"(?i)hot[- _]?swap.{0,120}(?:fail|unable|no (?:standby|spare|available)|timed out|abort)", 0.9),
-        Pattern(r"(?i)no (?:standby|spare) slices? (?:available|found)", 0.85),
-        Pattern(r"(?i)standby(?: slice)? pool.{0,80}(?:empty|exhausted|unavailable)", 0.8),
+                entities=("Pod",), note="the replacement waits for preempted standby pods to terminate",
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go',
+                example="FailedScheduling: 0/8 nodes are available: 8 Insufficient google.com/tpu. preemption: not eligible due to a terminating pod on the nominated node."),
     ),
     explanation="A slice of {{ jobset }} was interrupted and could not be remapped onto a standby slice ({{ detail }}), so the workload waited or restarted.",
     explains=("workload_stalled", "user_code_error", "slices_not_ready"),

@@ -69,20 +69,41 @@ JOBSET_REJECTED = FailureClass(
                 origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/webhooks/jobset_webhook.go', example='JobSet name is too long, job names generated for this JobSet will exceed 63 characters'),
         # The creation errors below are one signature each (scored once, by regex), read two ways: the API server naming
         # the invalid field (`is invalid: <field>: <reason>`), or any other refusal.
+        # rendered: JobCreationFailed (the JobSet controller's event; "the event uses the error(s) as the message") + the
+        # API server's validation error (pkg/apis/batch/validation/validation.go, wrapped by NewInvalid's
+        # `%s %q is invalid: %v`) from constants.go
         Pattern(r"(?:FailedCreate|JobCreationFailed)\b.*(?:Error creating|is invalid|forbidden|denied)", 0.8, _EVENT,
-                entities=("JobSet",), check=_names_invalid_field, id="field_invalid"),
+                entities=("JobSet",), check=_names_invalid_field, id="field_invalid",
+                origin='https://github.com/kubernetes-sigs/jobset/blob/01a6277bf6231ac9cc72d967c15ba480c1ae0320/pkg/constants/constants.go',
+                example='JobCreationFailed: Job.batch "llama-worker-0" is invalid: spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified'),
+        # rendered: FailedCreate + "Error creating: %v" from controller_utils.go; filled from the format string in
+        # controller_utils.go (the error: apimachinery's NewForbidden `%s %q is forbidden: %v`, errors.go)
         Pattern(r"(?:FailedCreate|JobCreationFailed)\b.*(?:Error creating|is invalid|forbidden|denied)", 0.8, _EVENT,
-                entities=("JobSet",), check=_names_no_invalid_field),
+                entities=("JobSet",), check=_names_no_invalid_field,
+                origin='https://github.com/kubernetes/kubernetes/blob/1f8996f8cec98af38ab4cba237421b28c1cef9a3/pkg/controller/controller_utils.go',
+                example='FailedCreate: Error creating: pods "llama-worker-0-0-7xq2d" is forbidden: error looking up service account llama/pathways-sa: serviceaccount "pathways-sa" not found'),
+        # rendered: JobCreationFailed + the API server's validation error from constants.go (as above)
         Pattern(r"(?:JobCreationFailed|HeadlessServiceCreationFailed): ", 0.7, _EVENT, entities=("JobSet",),
-                check=_names_invalid_field, id="field_invalid"),
+                check=_names_invalid_field, id="field_invalid",
+                origin='https://github.com/kubernetes-sigs/jobset/blob/01a6277bf6231ac9cc72d967c15ba480c1ae0320/pkg/constants/constants.go',
+                example='JobCreationFailed: Job.batch "llama-worker-0" is invalid: spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified'),
+        # rendered: HeadlessServiceCreationFailed + the API server's error from constants.go; filled from the format
+        # string in errors.go (NewForbidden: `%s %q is forbidden: %v`)
         Pattern(r"(?:JobCreationFailed|HeadlessServiceCreationFailed): ", 0.7, _EVENT, entities=("JobSet",),
-                check=_names_no_invalid_field),
+                check=_names_no_invalid_field,
+                origin='https://github.com/kubernetes-sigs/jobset/blob/01a6277bf6231ac9cc72d967c15ba480c1ae0320/pkg/constants/constants.go',
+                example='HeadlessServiceCreationFailed: services "llama" is forbidden: exceeded quota: svc-quota, requested: services=1, used: services=10, limited: services=10'),
         # Any admission webhook whose backend is gone refuses the objects it intercepts (JobSet's, Kueue's, a mesh injector's).
         Pattern(r"failed calling webhook \"[^\"]+\": .{0,300}(?:no endpoints available|context deadline exceeded|connection refused|x509)",
                 0.9, _EVENT, entities=("JobSet",), id="webhook_down",
                 origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/site/content/en/docs/troubleshooting/_index.md', example='failed calling webhook "mjobset.kb.io": failed to call webhook: Post "https://jobset-webhook-service.jobset-system.svc:443/mutate-jobset-x-k8s-io-v1alpha1-jobset?timeout=10s": no endpoints available for service "jobset-webhook-service"'),
+        # rendered: JobCreationFailed + the Job validation error `only %q is supported when podFailurePolicy is specified`
+        # (field.Invalid on spec.template.spec.restartPolicy) from validation.go; the pinned copy in the index predates
+        # the rule, so this cites the file on master
         Pattern(r"only \"Never\" is supported when podFailurePolicy is specified", 0.95, _EVENT, entities=("JobSet",),
-                id="pod_failure_policy"),
+                id="pod_failure_policy",
+                origin='https://github.com/kubernetes/kubernetes/blob/master/pkg/apis/batch/validation/validation.go',
+                example='JobCreationFailed: Job.batch "llama-worker-0" is invalid: spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified'),
     ),
     explanation=(
         Text("An admission webhook with no live backend refuses objects of {{ jobset }}, so the refused pods (or Jobs) never exist and the JobSet waits without an error of its own.",
@@ -125,19 +146,29 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
     patterns=(
         Pattern(r"couldn't assign flavors to pod set", 0.9, _EVENT, entities=("Workload", "JobSet"),
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/keps/10852-inadmissible-workloads-observability/README.md', example="couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more needed"),
-        Pattern(r"insufficient unused quota for google\.com/tpu in flavor", 0.95, _EVENT, entities=("Workload", "JobSet")),
+        # rendered: Pending (Kueue's event) + its inadmissible message; filled from the format string in flavorassigner.go
+        # ("insufficient unused quota for %s in flavor %s, %s more needed")
+        Pattern(r"insufficient unused quota for google\.com/tpu in flavor", 0.95, _EVENT, entities=("Workload", "JobSet"),
+                origin='https://github.com/kubernetes-sigs/kueue/blob/2ca1f53a674bd13ec0b21e3fb238f68005f45df4/pkg/scheduler/flavorassigner/flavorassigner.go',
+                example="Pending: couldn't assign flavors to pod set worker: insufficient unused quota for google.com/tpu in flavor tpu-v5e, 16 more needed"),
         Pattern(r"(?:PriorityClass|priority class)\S* .{0,40}not found", 0.8, _EVENT, entities=("Workload", "JobSet"),
                 id="priority_class_missing",
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/pkg/controller/jobframework/workload_priority_test.go', example='WorkloadPriorityClass "missing" not found'),
-        Pattern(r"QuotaReserved.{0,20}False", 0.5, _EVENT, entities=("Workload", "JobSet")),
         Pattern(r"insufficient quota for \S+ in flavor \S+.{0,200}> maximum capacity", 0.95, _EVENT, entities=("Workload", "JobSet"),
                 id="over_capacity",
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/CHANGELOG/CHANGELOG-0.13.md', example='insufficient quota for resource-type in flavor example-flavor, previously considered podsets requests (16) + current podset request (8) > maximum capacity (16)'),
+        # rendered: ErrWorkloadCompose + the API server's NotFound error; filled from the format string in errors.go
+        # (NewNotFound: `%s %q not found`)
         Pattern(r"(?i)priorityclass(?:es)?(?:\.scheduling\.k8s\.io)? \"[^\"]+\" not found", 0.85, _EVENT, entities=("Workload", "JobSet"),
-                id="priority_class_missing"),
+                id="priority_class_missing",
+                origin='https://github.com/kubernetes/kubernetes/blob/030880a5dc5449403c6d1f0aa146a7dc21d6c6dc/staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go',
+                example='ErrWorkloadCompose: priorityclasses.scheduling.k8s.io "medium" not found'),
         # Kueue could not even build the Workload for the JobSet (a missing PriorityClass, an invalid pod set): it stays
         # suspended with no Workload to admit.
-        Pattern(r"^ErrWorkloadCompose: ", 0.85, _EVENT, entities=("JobSet",), id="compose_failed"),
+        # rendered: ErrWorkloadCompose + the message Kueue's troubleshooting guide shows for it, from troubleshooting_pods.md
+        Pattern(r"^ErrWorkloadCompose: ", 0.85, _EVENT, entities=("JobSet",), id="compose_failed",
+                origin='https://github.com/kubernetes-sigs/kueue/blob/57850e26936335ba36700153481079613379139c/site/content/en/docs/tasks/troubleshooting/troubleshooting_pods.md',
+                example="ErrWorkloadCompose: 'my-pod-group' group has fewer runnable pods than expected"),
         Pattern(r"LocalQueue \S+ doesn't exist|ClusterQueue \S+ doesn't exist", 0.85, _EVENT, entities=("Workload", "JobSet"),
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/keps/10852-inadmissible-workloads-observability/README.md', example="LocalQueue local-queue doesn't exist"),
         Pattern(r"ClusterQueue \S+ is inactive", 0.85, _EVENT, entities=("Workload", "JobSet"), id="queue_inactive",
@@ -151,10 +182,17 @@ KUEUE_ADMISSION_BLOCKED = FailureClass(
                 entities=("Workload", "JobSet"), id="namespace_not_selected",
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/pkg/workload/resources.go', example="workload namespace doesn't match ClusterQueue selector"),
         # A Kueue-managed JobSet that stays suspended, with no reason of Kueue's in the data: Kueue has not admitted it.
+        # rendered: SuspendedJobs + "jobset is suspended" (JobSetSuspendedReason / JobSetSuspendedMessage) from constants.go
         Pattern(r"^JobSet condition Suspended=True|^SuspendedJobs: jobset is suspended", 0.55, _EVENT, entities=("JobSet",),
-                transient=True, needs="kueue_managed", id="suspended_only"),
+                transient=True, needs="kueue_managed", id="suspended_only",
+                origin='https://github.com/kubernetes-sigs/jobset/blob/01a6277bf6231ac9cc72d967c15ba480c1ae0320/pkg/constants/constants.go',
+                example='SuspendedJobs: jobset is suspended'),
         # Any other reason Kueue gives for keeping a Workload pending: a candidate, dropped if the pods ran after it.
-        Pattern(r"^Pending: \S", 0.6, ("event",), entities=("Workload", "JobSet"), transient=True),
+        # rendered: Pending (the reason Kueue gives a Workload it could not admit) + the condition message shown in
+        # troubleshooting_jobs.md
+        Pattern(r"^Pending: \S", 0.6, ("event",), entities=("Workload", "JobSet"), transient=True,
+                origin='https://github.com/kubernetes-sigs/kueue/blob/00caa3119fc1a03a94ead6465e16cafbb7b831db/site/content/en/docs/tasks/troubleshooting/troubleshooting_jobs.md',
+                example="Pending: couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 9 more needed"),
     ),
     explanation=(
         Text("Kueue will not admit the workload for {{ jobset }}: the ClusterQueue its LocalQueue points to does not select namespace {{ namespace }}, so the JobSet stays suspended and no pods are created.",
@@ -207,13 +245,20 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
         Pattern(r"(?:ZONE_RESOURCE_POOL_EXHAUSTED|GCE_STOCKOUT|[Rr]esource pool exhausted|does not have enough resources available to fulfill the request)",
                 0.95, ("event", "node", "object"), entities=("Pod", "NodePool"),
                 origin='https://github.com/kubernetes/autoscaler/blob/55c37cd5eb550756c5ccc5a89e9068d77797e575/cluster-autoscaler/cloudprovider/gce/autoscaling_gce_client.go', example='return errorCode == "RESOURCE_POOL_EXHAUSTED" || errorCode == "ZONE_RESOURCE_POOL_EXHAUSTED" || errorCode == "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"'),
-        Pattern(r"FailedScaleUp: ", 0.7, ("event",), entities=("Pod",)),
+        # rendered: FailedScaleUp + the autoscaler's message quoted in the issue
+        Pattern(r"FailedScaleUp: ", 0.7, ("event",), entities=("Pod",),
+                origin='https://github.com/huggingface/Google-Cloud-Containers/issues/126',
+                example='FailedScaleUp: Node scale up in zones us-central1-c associated with this pod failed: GCE quota exceeded. Pod is at risk of not being scheduled.'),
         # the autoscaler's NotTriggerScaleUp message, matched on its own wording
         Pattern(r"pod didn't trigger scale-up.*(?:in backoff after failed scale-up|max node group size reached)", 0.7, ("event",),
                 entities=("Pod",), transient=True, origin="https://gist.github.com/Jaykul/0fd178825a5d0bcbdb46175ad2dc73ed",
                 example="Message: pod didn't trigger scale-up: 1 node(s) had untolerated taint {CriticalAddonsOnly: true}, 1 in backoff after failed scale-up"),
+        # rendered: FailedScheduling + the scheduler's summary; filled from the format string in fit.go
+        # ("Insufficient %v" with the TPU resource name)
         Pattern(r"Insufficient (?:google\.com/)?tpu", 0.6, _EVENT, entities=("Pod",), transient=True,
-                check=_not_all_nodes_mismatch),
+                check=_not_all_nodes_mismatch,
+                origin='https://github.com/kubernetes/kubernetes/blob/903b1f7e2884a152477f870ece3460be3d5025d1/pkg/scheduler/framework/plugins/noderesources/fit.go',
+                example='FailedScheduling: 0/4 nodes are available: 4 Insufficient google.com/tpu.'),
         Pattern(r"(?:does not have available resources for the request|reservation .{0,120}(?:exhausted|is fully used|no available capacity))",
                 0.9, ("event", "node", "object"), entities=("Pod", "NodePool"), id="reservation_full",
                 origin='https://github.com/kubernetes/autoscaler/blob/55c37cd5eb550756c5ccc5a89e9068d77797e575/cluster-autoscaler/cloudprovider/gce/autoscaling_gce_client_test.go', example="Specified reservation 'rsv-name' does not have available resources for the request."),
@@ -255,7 +300,10 @@ TPU_QUOTA_EXCEEDED = FailureClass(
         Pattern(r"(?:GCE_QUOTA_EXCEEDED|QUOTA_EXCEEDED|Insufficient quota to satisfy the request|Quota '[A-Z0-9_]+' exceeded)",
                 0.95, ("event", "node", "object"), entities=("Pod", "NodePool"),
                 origin='https://github.com/kubernetes/autoscaler/blob/55c37cd5eb550756c5ccc5a89e9068d77797e575/cluster-autoscaler/cloudprovider/gce/autoscaling_gce_client.go', example='ErrorCodeQuotaExceeded = "QUOTA_EXCEEDED"'),
-        Pattern(r"FailedScaleUp: .{0,200}GCE quota exceeded", 0.9, ("event",), entities=("Pod",)),
+        # rendered: FailedScaleUp + the autoscaler's message quoted in the issue
+        Pattern(r"FailedScaleUp: .{0,200}GCE quota exceeded", 0.9, ("event",), entities=("Pod",),
+                origin='https://github.com/huggingface/Google-Cloud-Containers/issues/126',
+                example='FailedScaleUp: Node scale up in zones us-central1-c associated with this pod failed: GCE quota exceeded. Pod is at risk of not being scheduled.'),
     ),
     explanation="Scale-up for {{ jobset }} failed on Compute Engine quota: the project's regional TPU quota is lower than the slices need.",
     explains=("slices_not_ready", "workload_stalled", "tpu_capacity_unavailable", "node_selector_mismatch"),
@@ -287,8 +335,13 @@ NODE_SELECTOR_MISMATCH = FailureClass(
         Pattern(r"no\.scale\.up\.mig\.failing\.predicate\W{1,12}parameters\W{1,12}NodeAffinity", 0.3, ("event",),
                 support=True, note="the autoscaler found no node pool whose nodes would match the selector"),
         Pattern(r"(?:Invalid topology!!!|invalid TPU topology for worker type|Unsupported TPU type|Invalid topology format)",
-                0.9, ("event", "object", "container"), entities=("Pod", "JobSet")),
-        Pattern(r"didn't match pod anti-affinity rules", 0.6, _EVENT, entities=("Pod",), transient=True),
+                0.9, ("event", "object", "container"), entities=("Pod", "JobSet"),
+                origin='https://github.com/google/pathways-job/blob/872d4e35fd3b9cb7aa1bba75f9e7e193d5e2d6bd/internal/controller/pathwaysjob_controller.go',
+                example='return "", fmt.Errorf("invalid TPU topology for worker type")'),
+        # rendered: FailedScheduling + the scheduler's summary with ErrReasonAntiAffinityRulesNotMatch from filtering.go
+        Pattern(r"didn't match pod anti-affinity rules", 0.6, _EVENT, entities=("Pod",), transient=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/53f1b9d6f8de259644c05a25aa7ac8c6a67258e2/pkg/scheduler/framework/plugins/interpodaffinity/filtering.go',
+                example="FailedScheduling: 0/4 nodes are available: 4 node(s) didn't match pod anti-affinity rules."),
         Pattern(r"follower pod node selector not set", 0.4, _EVENT, entities=("Pod",), origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/site/content/en/docs/troubleshooting/_index.md', example='admission webhook "vpod.kb.io" denied the request: follower pod node selector not set'),
     ),
     explanation="No node matches the placement rules of {{ pod }}: its accelerator/topology/node-pool selectors (or exclusive placement) exclude every node, so capacity is not the problem.",
