@@ -47,6 +47,7 @@ WORKLOAD_DEFAULTS: dict[str, Any] = {
     "image_base": None,  # the Pathways image repository instead of IMAGE_BASE (e.g. .../cloud-tpu-v2-releases/pathways)
     "client_command": None,  # the jax-tpu container's `bash -c` command instead of the MaxText default (placeholders ok)
     "client_env": {},  # extra jax-tpu env vars {NAME: value} (e.g. JAX_COMPILATION_CACHE_DIR), after the defaults
+    "launcher": "xpk",  # whose JobSet layout: a key of evals/builder/launchers.py LAUNCHERS
 }
 
 SOURCE_DEFAULTS: dict[str, Any] = {
@@ -285,6 +286,9 @@ def load(path: Path) -> Scenario:
     wl["gcs_scratch"] = wl["gcs_scratch"] or f"gs://{wl['project']}-pathways/tmp"
     wl["user_image"] = wl["user_image"] or f"us-docker.pkg.dev/{wl['project']}/ml/maxtext:latest"
     wl["rm_instance_count"] = wl["rm_instance_count"] or wl["slices"]
+    from evals.builder.launchers import LAUNCHERS  # noqa: PLC0415 (the builder imports this module)
+    if wl["launcher"] not in LAUNCHERS:
+        raise ScenarioError(f"workload.launcher: unknown {wl['launcher']!r}; known: {sorted(LAUNCHERS)}")
     start = parse_time(wl["start"], 0, {})
     end = parse_time(wl["end"], start, {})
     src = _merge(SOURCE_DEFAULTS, raw.get("sources"), "sources")

@@ -14,7 +14,10 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 _PULLED_IMAGE = re.compile(r'(?:Successfully pulled image|Container image) "([^"]+)"')
-_WORKER = re.compile(r"-(?:pathways-)?worker-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
+# <jobset>-<workers job>-<slice>-<host>[-<suffix>]: xpk, gcluster and PathwaysJob name the job `worker`, pathwaysutils
+# `pathways-worker`, hand-written manifests `workers`, `tpu-workers`...
+_WORKER = re.compile(r"-(?:[a-z0-9-]*-)?workers?-(\d+)-(\d+)(?:-[a-z0-9]{5})?$")
+COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 PROGRESS_KEEP = 400
 
 
@@ -58,9 +61,9 @@ def role_of(pod: str, labels: dict | None = None) -> tuple[str, int | None, int 
     m = _WORKER.search(pod)
     if m:
         return "worker", int(m.group(1)), int(m.group(2))
-    if "worker" in rjob:
-        idx = labels.get("jobset.sigs.k8s.io/job-index")
-        return "worker", int(idx) if str(idx).isdigit() else None, None
+    if rjob:  # every replicated job but the head's runs Pathways workers, one Job per slice, one pod per host
+        idx, host = labels.get("jobset.sigs.k8s.io/job-index"), labels.get(COMPLETION_INDEX_LABEL)
+        return "worker", int(idx) if str(idx).isdigit() else None, int(host) if str(host).isdigit() else None
     return "other", None, None
 
 

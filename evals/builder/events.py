@@ -56,7 +56,7 @@ class Events(Logs):
         o = {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "namespace": self.w["namespace"], "uid": pod.uid,
              "resourceVersion": str(self.rng.randrange(10**6, 10**8))}
         if container:
-            where = "initContainers" if pod.ctrs[container].init else "containers"
+            where = "initContainers" if pod.ctr(container).init else "containers"
             o["fieldPath"] = f"spec.{where}{{{container}}}"
         return o
 
@@ -68,6 +68,9 @@ class Events(Logs):
                   "k8s-pod/jobset_sigs_k8s_io/jobset-uid": self.jobset_uid,
                   "k8s-pod/jobset_sigs_k8s_io/restart-attempt": str(pod.ref.attempt)}
         host = pod.node.name if (component == "kubelet" and pod.node) else ""
+        c = pod.ctr(container) if container else None
+        if c and c.hidden:  # a headless launcher's client runs outside the cluster: no kubelet events of it
+            return Event("", "", self.pod_obj(pod), reason, message, type_, component, host, self.res_pod(pod), {})
         return self.emit_event(ts, self.pod_obj(pod, container), reason, message, type_, component, host,
                                self.res_pod(pod), labels)
 

@@ -41,7 +41,7 @@ class Expected(World):
         if "ref" in e:
             pod = self.pod_ref(e["ref"], self.s.end)
             return {"Pod": pod.name, "Node": pod.node.name if pod.node else "",
-                    "Container": f"{pod.name}/{e.get('container', MAIN[pod.ref.role])}"}[e["kind"]]
+                    "Container": f"{pod.name}/{e.get('container') or pod.ctr(None).name}"}[e["kind"]]
         o = self.outputs.get(e.get("of", ""))
         if o is None:
             raise ShapeError(f"entity {e}: needs name, ref or of: <incident key>")
@@ -51,9 +51,9 @@ class Expected(World):
         if kind == "Node" and (o.node or (o.pod and o.pod.node)):
             return (o.node or o.pod.node).name
         if kind == "Container" and o.pod:
-            return f"{o.pod.name}/{o.container or MAIN[o.pod.ref.role]}"
+            return f"{o.pod.name}/{o.container or o.pod.ctr(None).name}"
         if kind == "Image" and (o.image or (o.pod and o.container)):
-            return o.image or o.pod.ctrs[o.container].image
+            return o.image or o.pod.ctr(o.container).image
         if kind == "JobSet":
             return self.w["jobset"]
         if kind == "Job" and o.pod:

@@ -73,6 +73,19 @@ class JobSetPart(Events):
         o = self.out(it)
         o.uid, o.event = self.jobset_uid, ev
 
+    def jobset_labels(self) -> dict[str, str]:
+        """The JobSet's labels: the Kueue queue and the launcher's workload label."""
+        lab = {"kueue.x-k8s.io/queue-name": self.w["queue"]}
+        if self.launcher.label:
+            lab[self.launcher.label] = self.w["jobset"]
+        return lab
+
+    def jobset_annotations(self) -> dict[str, str]:
+        """xpk stamps the creation time; the other launchers add nothing."""
+        if self.w["launcher"] != "xpk":
+            return {}
+        return {"xpk.google.com/workload-create-time": fmt_ns(self.s.start - 20 * NS, 0)}
+
     def jobset_json(self) -> dict[str, Any]:
         w = self.w
         att = self.attempts[-1]
@@ -87,17 +100,17 @@ class JobSetPart(Events):
             "backoffLimit": 0, "completionMode": "Indexed", "completions": 1, "parallelism": 1, "template": tmpl(head)}}}]
         if w0:
             hosts = w["hosts_per_slice"]
-            rjobs.append({"name": "worker", "replicas": w["slices"], "template": {"spec": {
+            rjobs.append({"name": self.launcher.worker_job, "replicas": w["slices"], "template": {"spec": {
                 "backoffLimit": hosts, "completionMode": "Indexed", "completions": hosts, "parallelism": hosts,
                 "template": tmpl(w0)}}})
         rstat = []
         suspended = any(c["type"] == "Suspended" and c["status"] == "True" for c in self.jobset_conditions)
-        for rj in ("pathways-head", "worker"):
+        for rj in ("pathways-head", self.launcher.worker_job):
             jobs = [j for j in att.jobs.values() if j.rjob == rj]
             if suspended:  # Kueue holds the JobSet: every child Job exists, suspended, with no pods
                 rstat.append({"name": rj, "active": 0, "failed": 0, "ready": 0, "succeeded": 0, "suspended": len(jobs)})
                 continue
-            if rj == "worker" and not att.workers_created:
+            if rj != "pathways-head" and not att.workers_created:
                 rstat.append({"name": rj, "active": 0, "failed": 0, "ready": 0, "succeeded": 0, "suspended": 0})
                 continue
             phases = {j.name: [final[p.name]["status"]["phase"] for p in att.pods.values() if p.job is j and p.name in final]
@@ -119,9 +132,9 @@ class JobSetPart(Events):
             status["terminalState"] = self.terminal[0]
         return {
             "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-            "metadata": {"annotations": {"xpk.google.com/workload-create-time": fmt_ns(self.s.start - 20 * NS, 0)},
+            "metadata": {"annotations": self.jobset_annotations(),
                          "creationTimestamp": fmt_ns(self.s.start, 0), "generation": 1,
-                         "labels": {"kueue.x-k8s.io/queue-name": w["queue"], "xpk.google.com/workload": w["jobset"]},
+                         "labels": self.jobset_labels(),
                          "name": w["jobset"], "namespace": w["namespace"],
                          "resourceVersion": str(self.rng.randrange(10**6, 10**8)), "uid": self.jobset_uid},
             "spec": {"coordinator": {"jobIndex": 0, "podIndex": 0, "replicatedJob": "pathways-head"},

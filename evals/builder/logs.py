@@ -45,7 +45,7 @@ class Logs(World):
             if name == "cid":
                 ref, _, cname = arg.partition("/")
                 p = self.pod_ref(ref, at)
-                return p.ctrs[cname or MAIN[p.ref.role]].cid
+                return p.ctr(cname).cid
             if name in ("pool", "mig") and arg in self.pools:
                 return arg if name == "pool" else f"gke-{w['cluster']}-{arg}-{self.pools[arg]}-grp"
             if name in ("pod", "uid", "host"):
@@ -113,7 +113,8 @@ class Logs(World):
     def clog(self, pod: Pod, container: str, ts: int, text: str, stream: str = "stderr",
              severity: str | None = None, json_payload: dict[str, Any] | None = None) -> str:
         """A container log entry: textPayload, or jsonPayload when the line was a JSON record."""
-        if not self.s.sources["container_logs"]:
+        c = pod.ctr(container)
+        if not self.s.sources["container_logs"] or (c is not None and c.hidden):
             return ""
         sev = severity or ("INFO" if stream == "stdout" else "ERROR")
         payload = ("textPayload", text) if json_payload is None else ("jsonPayload", json_payload)

@@ -47,6 +47,11 @@ class Ctr:
     blocked: bool = False
     cid: str = ""
     tid: int = 0
+    key: str = ""  # the builder's name for it (jax-tpu, pathways-rm ...); `name` is what the launcher calls it
+    hidden: bool = False  # a headless launcher's client: it runs outside the cluster, so nothing of it is exported
+
+    def __post_init__(self) -> None:
+        self.key = self.key or self.name
 
     def alive(self, t: int, slack: int = NS) -> bool:
         return any(r.start <= t and (r.end is None or t <= r.end + slack) for r in self.runs)
@@ -80,6 +85,11 @@ class Pod:
     shutdown_reasons: tuple[str, str] = ("Terminated", "TerminationByKubelet")  # status.reason, DisruptionTarget reason
     ended: int | None = None  # killed by a JobSet restart / terminal state
     deleted: bool = False  # its Job was deleted (JobSet finished while the Job was still active)
+
+    def ctr(self, name: str | None) -> Ctr | None:
+        """A container by the builder's name or the launcher's; None: the pod's main one."""
+        name = name or MAIN[self.ref.role]
+        return self.ctrs.get(name) or next((c for c in self.ctrs.values() if c.name == name), None)
 
     @property
     def hostname(self) -> str:

@@ -21,7 +21,7 @@ class Pods(World):
         spec: dict[str, Any] = {"name": c.name, "image": c.image, "imagePullPolicy": "Always",
                                 "terminationMessagePath": "/dev/termination-log",
                                 "terminationMessagePolicy": "File", "resources": {}}
-        if c.name == "pathways-rm":
+        if c.key == "pathways-rm":
             spec.update(args=self.rm_args(), ports=[{"containerPort": 29001, "protocol": "TCP"},
                                                     {"containerPort": 29002, "protocol": "TCP"}],
                         env=[{"name": "REPLICATED_JOB_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1",
@@ -33,7 +33,7 @@ class Pods(World):
                              {"name": "TPU_SKIP_MDS_QUERY", "value": "true"}],
                         resources={"limits": {"cpu": "8", "memory": "32G"}, "requests": {"cpu": "8", "memory": "32G"}},
                         restartPolicy="Always")
-        elif c.name == "pathways-proxy":
+        elif c.key == "pathways-proxy":
             spec.update(args=[a.replace(self.rm_host, "$(PATHWAYS_HEAD)") for a in self.proxy_args()],
                         ports=[{"containerPort": 29000, "protocol": "TCP"}], env=head_env,
                         resources={"limits": {"cpu": "16", "memory": "100G"},
@@ -42,7 +42,7 @@ class Pods(World):
             spec.update(ports=[{"containerPort": 50051, "protocol": "TCP"}], restartPolicy="Always",
                         env=[{"name": "GRPC_SERVER_ADDRESS", "value": "0.0.0.0:50051"},
                              {"name": "PYTHONUNBUFFERED", "value": "1"}])
-        elif c.name == "jax-tpu":
+        elif c.key == "jax-tpu":
             target = w["backend_target"] or "grpc://$(PATHWAYS_HEAD):29000"
             cmd = w["client_command"] or ("python3 -m MaxText.train MaxText/configs/base.yml "
                                           f"run_name={w['jobset']} base_output_directory=gs://{w['project']}-runs/{w['jobset']}")
@@ -63,11 +63,16 @@ class Pods(World):
                                         {"name": "MEGASCALE_NUM_SLICES", "value": str(w["slices"])},
                                         {"name": "MEGASCALE_SLICE_ID", "value": str(pod.job.index)},
                                         {"name": "MEGASCALE_COORDINATOR_ADDRESS",
-                                         "value": f"{w['jobset']}-worker-0-0.{w['jobset']}"}],
+                                         "value": f"{w['jobset']}-{self.launcher.worker_job}-0-0.{w['jobset']}"}],
                         resources={"limits": {"google.com/tpu": str(w["chips_per_host"])},
                                    "requests": {"google.com/tpu": str(w["chips_per_host"])}},
                         volumeMounts=[{"mountPath": "/tmp", "name": "shared-tmp"}])
         return spec
+
+    def main_ctr(self, pod: Pod) -> Ctr:
+        """The container whose state is the pod's phase: the client, or the RM in a headless head."""
+        c = pod.ctrs[MAIN[pod.ref.role]]
+        return pod.ctrs["pathways-rm"] if c.hidden else c
 
     def labels(self, pod: Pod) -> dict[str, str]:
         js = self.w["jobset"]
@@ -88,8 +93,8 @@ class Pods(World):
             "jobset.sigs.k8s.io/replicatedjob-replicas": str(1 if pod.ref.role == "head" else self.w["slices"]),
             "jobset.sigs.k8s.io/restart-attempt": str(pod.ref.attempt),
         }
-        if pod.ref.role == "worker":
-            lab["xpk.google.com/workload"] = js
+        if pod.ref.role == "worker" and self.launcher.label:
+            lab[self.launcher.label] = js
         return lab
 
     def node_selector(self, pod: Pod) -> dict[str, str]:
@@ -138,8 +143,8 @@ class Pods(World):
 
     def pod_json(self, pod: Pod) -> dict[str, Any]:
         w, end = self.w, self.s.end
-        init = [c for c in pod.ctrs.values() if c.init]
-        main = [c for c in pod.ctrs.values() if not c.init]
+        init = [c for c in pod.ctrs.values() if c.init and not c.hidden]
+        main = [c for c in pod.ctrs.values() if not c.init and not c.hidden]
         spec: dict[str, Any] = {
             "containers": [self.ctr_spec(pod, c) for c in main],
             "dnsPolicy": "ClusterFirstWithHostNet", "enableServiceLinks": True, "hostNetwork": True,
@@ -161,7 +166,7 @@ class Pods(World):
             spec["volumes"] = [{"hostPath": {"path": "/tmp", "type": ""}, "name": "shared-tmp"}]
         if pod.scheduled is not None and pod.scheduled <= end:
             spec["nodeName"] = pod.node.name
-        statuses = {c.name: self.ctr_status(pod, c, end) for c in pod.ctrs.values()}
+        statuses = {c.name: self.ctr_status(pod, c, end) for c in pod.ctrs.values() if not c.hidden}
         conds = []
         ts = lambda t: fmt_ns(t, 0)  # noqa: E731
         if pod.scheduled is None or pod.scheduled > end:
@@ -171,7 +176,7 @@ class Pods(World):
                           "lastTransitionTime": ts(pod.created + NS)})
             phase = "Pending"
         else:
-            mc = pod.ctrs[MAIN[pod.ref.role]]
+            mc = self.main_ctr(pod)
             mstate = statuses[mc.name]["state"]
             all_ready = all(s["ready"] for s in statuses.values())
             inited = all(c.runs and c.runs[0].start <= end for c in init)  # sticky once sidecars started

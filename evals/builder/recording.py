@@ -152,7 +152,7 @@ class RecordingItem(Logs):
         pods = self.pods_of(it)
         o.pod = pods[0]
         for n, pod in enumerate(pods):
-            c = pod.ctrs.get(sp.get("container") or MAIN[pod.ref.role])
+            c = pod.ctr(sp.get("container"))
             if c is None:
                 raise ShapeError(f"{it.where()}: {pod.ref} has no container {sp.get('container')!r}")
             o.container = o.container or c.name

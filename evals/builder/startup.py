@@ -15,7 +15,7 @@ class Startup(Events):
     def background(self, att: Attempt) -> None:
         js = self.w["jobset"]
         for job in att.jobs.values():
-            if (job.rjob == "worker" and not att.workers_created) or "pods_created" in att.blocked:
+            if (job.rjob != "pathways-head" and not att.workers_created) or "pods_created" in att.blocked:
                 continue
             for pod in (p for p in att.pods.values() if p.job is job):
                 self.event_cluster(pod.created, "Job", job.name, job.uid, "batch/v1", "SuccessfulCreate",

@@ -22,7 +22,7 @@ class Timeline(World):
                         pod.pending_until = sc.parse_time(it.spec["until"], self.s.start, self.s.anchors)
             elif it.kind == "pull_failure":
                 pod = self.pods_of(it)[0]
-                c = pod.ctrs[it.spec.get("container") or MAIN[pod.ref.role]]
+                c = self.ctr_of(pod, it)
                 c.pull_failed = True
             elif it.kind == "block":
                 names = it.spec.get("milestone")
@@ -55,7 +55,7 @@ class Timeline(World):
                 for later in order[order.index(name) + 1:]:
                     pod.ctrs[later].blocked = True
                 return None
-            pull = self.jitter(14, 32) if name == "jax-tpu" else self.jitter(3, 9)
+            pull = self.jitter(14, 32) if c.key == "jax-tpu" else self.jitter(3, 9)
             t = c.pull_at + pull + self.jitter(0.2, 0.6)
             if self.ends_before(att, t):
                 c.blocked = True
@@ -113,7 +113,7 @@ class Timeline(World):
         for it in self.s.items:
             if it.kind == "exit":
                 pod = self.pods_of(it)[0]
-                c = pod.ctrs[it.spec.get("container") or MAIN[pod.ref.role]]
+                c = self.ctr_of(pod, it)
                 if not c.alive(it.at, 0):
                     raise ShapeError(f"{it.where()}: {pod.ref}/{c.name} is not running at {fmt_ns(it.at)}"
                                      f" (runs: {[(fmt_ns(r.start), r.end and fmt_ns(r.end)) for r in c.runs]})")
@@ -154,14 +154,14 @@ class Timeline(World):
                 self.crashloop(it)
             elif it.kind == "waiting":
                 pod = self.pods_of(it)[0]
-                c = pod.ctrs[it.spec.get("container") or MAIN[pod.ref.role]]
+                c = self.ctr_of(pod, it)
                 c.waiting = (it.spec["reason"], it.spec.get("message", ""))
                 self.out(it).pod, self.out(it).uid, self.out(it).container = pod, pod.uid, c.name
 
     def crashloop(self, it: Item) -> None:
         """A container that dies `after` each start, is restarted with kubelet back-off, and logs `text` each time."""
         pod = self.pods_of(it)[0]
-        c = pod.ctrs[it.spec.get("container") or MAIN[pod.ref.role]]
+        c = self.ctr_of(pod, it)
         if not c.runs:
             raise ShapeError(f"{it.where()}: {pod.ref}/{c.name} never starts, so it cannot crash-loop")
         att = self.attempts[pod.ref.attempt]
@@ -191,7 +191,7 @@ class Timeline(World):
         for att in self.attempts:
             for pod in att.pods.values():
                 for c in pod.ctrs.values():
-                    if c.name in ("jax-tpu", SIDECAR) or not c.runs or c.runs[0].end is None:
+                    if c.key in ("jax-tpu", SIDECAR) or not c.runs or c.runs[0].end is None:
                         continue
                     t = c.runs[0].end
                     att.progress_stop = t if att.progress_stop is None else min(att.progress_stop, t)

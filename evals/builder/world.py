@@ -9,6 +9,7 @@ from typing import Any
 from evals import scenarios as sc
 from evals.scenarios import NS, Item, PodRef, Scenario, parse_duration
 
+from .launchers import LAUNCHERS
 from .model import HEAD_ORDER, IMAGE_BASE, SIDECAR, Attempt, Ctr, Event, Job, Node, Output, Pod, ShapeError
 
 
@@ -35,6 +36,7 @@ class World:
         self.project_number = str(self.w["project_number"] or self.rng.randrange(10**11, 10**12))
         self.zone = self.w["location"] if self.w["location"].count("-") == 2 else self.w["location"] + "-a"
         self.rm_host = f"{self.w['jobset']}-pathways-head-0-0.{self.w['jobset']}"
+        self.launcher = LAUNCHERS[self.w["launcher"]]
 
     # ids ---------------------------------------------------------------------------------------------------------
     def alnum(self, n: int, alphabet: str = string.ascii_lowercase + string.digits) -> str:
@@ -115,10 +117,10 @@ class World:
         t = att.start + self.jitter(0.2, 0.6)
         head = Pod(PodRef("head", attempt=att.n), f"{head_job.name}-0-{self.alnum(5)}", self.uid(), head_job,
                    self.node_at("cpu", 0) if self.w["cpu_nodes"] else None, t,
-                   {c: Ctr(c, self.image(c), c != "jax-tpu") for c in HEAD_ORDER})
+                   {c: self.head_ctr(c) for c in HEAD_ORDER})
         att.pods[("head", 0, 0)] = head
         for s in range(self.w["slices"]):
-            job = Job(f"{js}-worker-{s}", self.uid(), "worker", s)
+            job = Job(f"{js}-{self.launcher.worker_job}-{s}", self.uid(), self.launcher.worker_job, s)
             att.jobs[job.name] = job
             for v in range(self.w["hosts_per_slice"]):
                 node = next((n for n in self.nodes if n.kind == "tpu" and n.index == (s, v)), None)
@@ -131,11 +133,25 @@ class World:
                 c.cid = self.hexs(64)
                 c.tid = self.rng.randrange(40, 9000)
 
+    def head_ctr(self, key: str) -> Ctr:
+        """A head container as the launcher names and declares it (RM and proxy native sidecars or not)."""
+        lw = self.launcher
+        if key == "jax-tpu":
+            return Ctr(lw.client or key, self.image(key), False, key=key, hidden=lw.client is None)
+        return Ctr(key, self.image(key), lw.sidecar_head)
+
     def attempt_at(self, t: int) -> Attempt:
         for att in reversed(self.attempts):
             if t >= att.start:
                 return att
         return self.attempts[0]
+
+    def ctr_of(self, pod: Pod, item: Item) -> Ctr:
+        """The container an item names (by the builder's name or the launcher's), else the pod's main one."""
+        c = pod.ctr(item.spec.get("container"))
+        if c is None:
+            raise ShapeError(f"{item.where()}: {pod.ref} has no container {item.spec.get('container')!r}")
+        return c
 
     def pods_of(self, item: Item, field_name: str = "pod") -> list[Pod]:
         spec = item.spec
