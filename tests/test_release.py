@@ -109,3 +109,64 @@ def test_no_fix_names_a_pre_ga_location_on_a_workload_on_ga_images(case, tmp_pat
     assert not PRE_GA.search(text)
     if d.failure_class in ("ifrt_version_mismatch", "libtpu_mismatch"):
         assert re.search(r"/server:(?:<YYYYMMDD>|\d{8})-jax_", text)  # pinned, in the workload's own registry
+
+
+# --- the matrix check on whole incidents: case-009 (three restart attempts) moved onto each kind of workload ------
+
+GA_PIN = "20261108-jax_0.12.0.1"
+
+
+def _incident(tmp_path, server_tag: str = GA_PIN, client_jax: str = "0.12.0.1", accel: str = "tpu-v6e-slice",
+              other_digest: bool = False):
+    import json as _json
+    import shutil
+
+    from conftest import FIXTURES
+
+    src = FIXTURES / "case-009"
+    for f in src.iterdir():
+        if f.suffix not in (".json",):
+            continue
+        text = f.read_text()
+        text = text.replace("cloud-tpu-v2-images/pathways/server:jax-0.7.2", f"cloud-tpu-v2-images/cloud-pathways/server:{server_tag}")
+        text = text.replace("cloud-tpu-v2-images/pathways/proxy_server:jax-0.7.2",
+                            f"cloud-tpu-v2-images/cloud-pathways/proxy_server:{server_tag}")
+        text = text.replace("Jax Version: 0.7.2", f"Jax Version: {client_jax}").replace("Jaxlib Version: 0.7.2", f"Jaxlib Version: {client_jax}")
+        text = text.replace('"tpu-v6e-slice"', f'"{accel}"')
+        (tmp_path / f.name).write_text(text)
+    shutil.copy(src / "expected.yaml", tmp_path / "expected.yaml")
+    if other_digest:  # a worker of the previous attempt that ran another build of the same tag
+        pods = _json.loads((tmp_path / "pods.json").read_text())
+        old = _json.loads(_json.dumps(next(p for p in pods["items"] if "-worker-" in p["metadata"]["name"])))
+        old["metadata"]["name"] += "-old"
+        old["metadata"]["uid"] = "a0a0a0a0-0000-4000-8000-000000000001"
+        old["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "1"
+        for c in old["status"]["containerStatuses"]:
+            c["imageID"] = c["imageID"].split("@")[0] + "@sha256:" + "f" * 64
+        pods["items"].append(old)
+        (tmp_path / "pods.json").write_text(_json.dumps(pods))
+    return tmp_path
+
+
+@pytest.mark.parametrize("kw,kind", [
+    ({}, None),
+    ({"accel": "tpu-v4-podslice"}, "unsupported_tpu"),
+    ({"server_tag": "20260101-jax_0.9.0", "client_jax": "0.9.0"}, "unsupported_jax"),
+    ({"client_jax": "0.11.2"}, "jax_skew"),
+    ({"server_tag": "latest"}, "rolling_tag"),
+    ({"other_digest": True}, "digest_changed"),
+], ids=["supported-pinned", "tpu", "jax", "skew", "rolling", "digest"])
+def test_the_matrix_on_whole_incidents(tmp_path, kw, kind):
+    from skill.api import diagnose_replay
+
+    d = diagnose_replay(_incident(tmp_path, **kw))
+    found = [o for o in d.observations if o.kind == "support_matrix"]
+    if kind is None:
+        assert found == [], [o.excerpt for o in found]
+    else:
+        said = {"unsupported_tpu": "does not support", "unsupported_jax": "outside the release's supported versions",
+                "jax_skew": "but the server image is built for JAX", "rolling_tag": "rolling tag",
+                "digest_changed": "different image digests across restart attempts"}[kind]
+        assert any(said in o.excerpt for o in found), [o.excerpt for o in found]
+        assert all(set(o.evidence) <= d.cited_ids() for o in found)
+    assert d.failure_class == "hbm_oom"  # the check never changes the verdict
