@@ -85,11 +85,18 @@ NODE_KERNEL_ERROR = FailureClass(
     id="node_kernel_error", title="The node's kernel reports a fault", phase="run", component="node kernel",
     patterns=(
         # node-problem-detector kernel-monitor event reasons (temporary problems and permanent conditions).
+        # rendered: KernelOops + the kernel line its rule matched (node-problem-detector's event message) from config/kernel-monitor.json
         Pattern(r"^(?:KernelOops|TaskHung|Ext4Error|IOError|CperHardwareErrorFatal|CperHardwareErrorRecoverable|XfsShutdown|KernelDeadlock|DockerHung|MemoryReadError|UnregisterNetDevice): ",
-                0.9, ("event",), entities=("Node",)),
+                0.9, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/config/kernel-monitor.json',
+                example='KernelOops: BUG: unable to handle kernel NULL pointer dereference at 0000000000000078'),
         # A read-only root or data filesystem breaks every later write and container creation on the node.
+        # rendered: FilesystemIsReadOnly (config/readonly-monitor.json) + the condition-change message from pkg/util/helpers.go
+        # filled from the format string in pkg/util/helpers.go ("Node condition %s is now: %s, reason: %s, message: %q")
         Pattern(r"^(?:ReadonlyFilesystem|FilesystemIsReadOnly): |Node condition ReadonlyFilesystem is now: True", 0.9,
-                ("event",), entities=("Node",)),
+                ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/pkg/util/helpers.go',
+                example='FilesystemIsReadOnly: Node condition ReadonlyFilesystem is now: True, reason: FilesystemIsReadOnly, message: "EXT4-fs (sda1): Remounting filesystem read-only"'),
         # The kernel's oops in its older ("unable to handle kernel NULL pointer dereference") and newer ("kernel NULL
         # pointer dereference, address: ...", "unable to handle page fault") wordings, and general protection faults.
         Pattern(r"BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|kernel NULL pointer dereference)"
@@ -115,8 +122,12 @@ NODE_KERNEL_ERROR = FailureClass(
                 ("serial", "node", "event"), entities=("Node",),
                 origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/test/kernel_log_generator/problems/readonly_filesystem',
                 example='EXT4-fs (sda1): Remounting filesystem read-only'),
+        # rendered: condition KernelDeadlock, reason DockerHung + the kernel line its rule matched from config/kernel-monitor.json
+        # filled from the rule's pattern (task docker:\w+ blocked for more than \w+ seconds\.)
         Pattern(r"node condition (?:KernelDeadlock|ReadonlyFilesystem|CperHardwareErrorFatal|XfsShutdown)=True", 0.85,
-                ("object",), entities=("Node",)),
+                ("object",), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/config/kernel-monitor.json',
+                example='node condition KernelDeadlock=True reason=DockerHung: task docker:1234 blocked for more than 120 seconds.'),
         # Host memory failing under a process: the machine-check handler kills whatever touched the page.
         Pattern(r"mce: Uncorrected hardware memory error|Memory failure: \S+: Sending SIGBUS to|"
                 r"\[Hardware Error\]: .{0,60}uncorrected .{0,20}memory error", 0.9, ("serial", "node", "event"),
@@ -137,15 +148,34 @@ NODE_LOST = FailureClass(
     id="node_lost", title="A node failed or disappeared", phase="run", component="GKE node / Compute Engine VM",
     patterns=(
         Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",)),
-        Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",)),
-        Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",)),
+        # rendered: NodeNotReady + RecordNodeStatusChange's message from pkg/controller/nodelifecycle/node_lifecycle_controller.go
+        # filled from the format string in pkg/controller/util/node/controller_utils.go ("Node %s status is now: %s")
+        Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
+                example='NodeNotReady: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 status is now: NodeNotReady'),
+        # rendered: Ready=Unknown, NodeStatusUnknown + "Kubelet stopped posting node status." from node_lifecycle_controller.go
+        Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
+                example='node condition Ready=Unknown reason=NodeStatusUnknown: Kubelet stopped posting node status.'),
         Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",)),
-        Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",)),
+        # rendered: RemovingNode + "Removing Node %v from Controller" (node_lifecycle_controller.go) from controller_utils.go
+        # filled from the format string in pkg/controller/util/node/controller_utils.go (RecordNodeEvent: "Node %s event: %s")
+        Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/025f2834a128798cef30018a5e6a6ae82b5ad885/pkg/controller/util/node/controller_utils.go',
+                example='RemovingNode: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 event: Removing Node gke-tpu-v5e-np-4a1f2c3d-x7k2 from Controller'),
         Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod")),
         # A cordon alone is a drain, an upgrade or an autoscaler scale-down, not a lost node: it only supports NotReady.
-        Pattern(r"^NodeNotSchedulable: ", 0.3, ("event",), entities=("Node",)),
+        # rendered: NodeNotSchedulable + recordNodeStatusEvent's message from pkg/kubelet/kubelet_node_status.go
+        # filled from the format string in kubelet_node_status.go ("Node %s status is now: %s")
+        Pattern(r"^NodeNotSchedulable: ", 0.3, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/00b88c14b077ac9c239c62d6e5e23d9e1a5e5160/pkg/kubelet/kubelet_node_status.go',
+                example='NodeNotSchedulable: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 status is now: NodeNotSchedulable'),
         # kubelet on start-up after an unplanned restart of the VM: every pod that ran there died with it.
-        Pattern(r"^Rebooted: Node \S+ has been rebooted, boot id: ", 0.6, ("event",), entities=("Node",)),
+        # rendered: Rebooted (events.NodeRebooted) + its message from pkg/kubelet/nodestatus/setters.go
+        # filled from the format string in setters.go ("Node %s has been rebooted, boot id: %s")
+        Pattern(r"^Rebooted: Node \S+ has been rebooted, boot id: ", 0.6, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/00267ac822c2df40bab2e223873f2b76864c5f3d/pkg/kubelet/nodestatus/setters.go',
+                example='Rebooted: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 has been rebooted, boot id: 3f1c9e7a-5b2d-4c8e-9a61-0d7e2b4f8c15'),
     ),
     explanation="The node {{ node }} failed ({{ detail }}) for a reason other than Spot preemption or maintenance, taking its pods with it.",
     explains=_RUNTIME_SYMPTOMS,
@@ -223,13 +253,28 @@ HOST_MAINTENANCE = FailureClass(
 HEAD_POD_EVICTED = FailureClass(
     id="head_pod_evicted", title="The head pod was evicted or reclaimed", phase="run", component="pathways-head pod (cpu-np node)",
     patterns=(
-        Pattern(r"pod status reason=Evicted", 0.9, ("object",), entities=("Pod", "Node"), head_only=True),
-        Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True),
+        # rendered: Evicted + nodeLowMessageFmt from pkg/kubelet/eviction/helpers.go
+        # filled from the format string in helpers.go ("The node was low on resource: %v. ")
+        Pattern(r"pod status reason=Evicted", 0.9, ("object",), entities=("Pod", "Node"), head_only=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/kubelet/eviction/helpers.go',
+                example='pod status reason=Evicted: The node was low on resource: ephemeral-storage. '),
+        # rendered: Evicted + nodeLowMessageFmt from pkg/kubelet/eviction/helpers.go
+        # filled from the format string in helpers.go ("The node was low on resource: %v. ")
+        Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/kubelet/eviction/helpers.go',
+                example='Evicted: The node was low on resource: ephemeral-storage. '),
         # kubelet's node-pressure eviction for local disk: what the head wrote to its container filesystem or emptyDir
+        # rendered: Evicted + nodeLowMessageFmt from pkg/kubelet/eviction/helpers.go
+        # filled from the format string in helpers.go ("The node was low on resource: %v. ")
         Pattern(r"low on resource: ephemeral-storage", 0.9, ("event", "object"), entities=("Pod", "Node"), head_only=True,
-                id="ephemeral_storage"),
+                id="ephemeral_storage",
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/kubelet/eviction/helpers.go',
+                example='Evicted: The node was low on resource: ephemeral-storage. '),
+        # rendered: ScaleDown + "marked the node as toBeDeleted/unschedulable" from cluster-autoscaler/core/scaledown/actuation/actuator.go
         Pattern(r"(?i)(?:ScaleDown|scale-down|scale down|marked the node as toBeDeleted)", 0.8, ("event",),
-                entities=("Pod", "Node"), head_only=True),
+                entities=("Pod", "Node"), head_only=True,
+                origin='https://github.com/kubernetes/autoscaler/blob/0039da9706163523a1e645b3071c7cd3547b32e8/cluster-autoscaler/core/scaledown/actuation/actuator.go',
+                example='ScaleDown: marked the node as toBeDeleted/unschedulable'),
         # The cluster autoscaler's own scale-down decision (cluster-autoscaler-visibility), naming the head among the pods
         # it evicts from the node it removes (keys sorted: evictedPods come before their node).
         Pattern(r'"scaleDown":\{"nodesToBeRemoved":\[.*?"name":"(?P<pod>[a-z0-9.-]+-pathways-head-\d+-\d+(?:-[a-z0-9]{5})?)"'
@@ -240,8 +285,11 @@ HEAD_POD_EVICTED = FailureClass(
         Pattern(r"compute\.instanceGroupManagers\.deleteInstances", 0.3, ("node",), logs=("cloudaudit.googleapis.com",),
                 entities=("Node",), support=True, note="the node's VM was deleted from its instance group"),
         # The autoscaler marking the head's node for removal (the Node's own event): what the head's eviction followed.
+        # rendered: ScaleDown + "marked the node as toBeDeleted/unschedulable" from cluster-autoscaler/core/scaledown/actuation/actuator.go
         Pattern(r"^ScaleDown: marked the node as toBeDeleted", 0.4, ("event",), entities=("Node",), support=True,
-                needs="on_the_head_node", note="the cluster autoscaler marked the head's node for removal"),
+                needs="on_the_head_node", note="the cluster autoscaler marked the head's node for removal",
+                origin='https://github.com/kubernetes/autoscaler/blob/0039da9706163523a1e645b3071c7cd3547b32e8/cluster-autoscaler/core/scaledown/actuation/actuator.go',
+                example='ScaleDown: marked the node as toBeDeleted/unschedulable'),
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
         # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.

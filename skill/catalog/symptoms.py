@@ -11,8 +11,16 @@ FATAL_SEVERITIES = ("CRITICAL", "ALERT", "EMERGENCY")
 
 SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (
-        Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",)),
-        Pattern(r"^(?:ReachedMaxRestarts|FailedJobs|FailJobSetFailurePolicyAction): ", 1.0, ("event",), entities=("JobSet",)),
+        # rendered: FailedJobs + FailedJobsMessage from pkg/controllers/failure_policy.go (pkg/constants/constants.go)
+        # filled from the format string in failure_policy.go (messageWithFirstFailedJob: "%s (first failed job: %s)")
+        Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/controllers/failure_policy.go',
+                example='JobSet condition Failed=True reason=FailedJobs: jobset failed due to one or more job failures (first failed job: train-pathways-worker-0)'),
+        # rendered: ReachedMaxRestarts + ReachedMaxRestartsMessage from pkg/controllers/failure_policy.go (the condition's event)
+        # filled from the format string in failure_policy.go (messageWithFirstFailedJob)
+        Pattern(r"^(?:ReachedMaxRestarts|FailedJobs|FailJobSetFailurePolicyAction): ", 1.0, ("event",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/controllers/failure_policy.go',
+                example='ReachedMaxRestarts: jobset failed due to reaching max number of restarts (first failed job: train-pathways-worker-0)'),
         Pattern(r"jobset failed due to", 1.0, ("event", "object"), entities=("JobSet",),
                 origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/constants/constants.go',
                 example='jobset failed due to reaching max number of restarts'),
@@ -21,7 +29,11 @@ SYMPTOMS = (
         Pattern(r"^RestartJobSet\w*FailurePolicyAction: |applying RestartJobSet", 0.8, ("event",), entities=("JobSet",),
                 origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/constants/constants.go',
                 example='applying RestartJobSet failure policy action'),
-        Pattern(r"JobSet condition Restarting=True|JobSet condition RestartingJobSet=True", 0.8, ("object",), entities=("JobSet",)),
+        # rendered: DefaultFailurePolicy + RestartJobSetActionMessage from pkg/controllers/failure_policy.go
+        # filled from the format string in failure_policy.go (messageWithFirstFailedJob)
+        Pattern(r"JobSet condition Restarting=True|JobSet condition RestartingJobSet=True", 0.8, ("object",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/controllers/failure_policy.go',
+                example='JobSet condition RestartingJobSet=True reason=DefaultFailurePolicy: applying RestartJobSet failure policy action (first failed job: train-pathways-worker-0)'),
     )),
     Symptom("job_failed", "a child Job failed", (
         Pattern(r"^BackoffLimitExceeded: |Job has reached the specified backoff limit", 0.9, ("event", "object")),
@@ -62,7 +74,10 @@ SYMPTOMS = (
                 example='ValueError: DATA_LOSS: Error opening "cast" driver: Error op'),
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
         Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
-        Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
+        # filled from the format string in absl/debugging/failure_signal_handler.cc ("*** %s received at time=%ld%s ***")
+        Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",),
+                origin='https://github.com/abseil/abseil-cpp/blob/926f1d05a4f85663e4ca057f70f1a7f0a7d6b762/absl/debugging/failure_signal_handler.cc',
+                example='*** SIGSEGV received at time=1733396522 on cpu 4 ***'),  # absl failure signal handler
         # libtpu's crash handler, as a process that loaded libtpu prints it when a signal kills it
         Pattern(r"^\*\*\* SIG[A-Z]+ \(@0x[0-9a-f]+\).{0,80} received by PID \d+", 0.1, ("container",),
                 origin="recording:crash-sigsegv",
