@@ -147,7 +147,9 @@ NODE_KERNEL_ERROR = FailureClass(
 NODE_LOST = FailureClass(
     id="node_lost", title="A node failed or disappeared", phase="run", component="GKE node / Compute Engine VM",
     patterns=(
-        Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",)),
+        Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/website/content/en/runbook/steps/gce/host-error.md',
+                example='A host error (compute.instances.hostError) means that there was a hardware or software issue'),
         # rendered: NodeNotReady + RecordNodeStatusChange's message from pkg/controller/nodelifecycle/node_lifecycle_controller.go
         # filled from the format string in pkg/controller/util/node/controller_utils.go ("Node %s status is now: %s")
         Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",),
@@ -157,7 +159,9 @@ NODE_LOST = FailureClass(
         Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",),
                 origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
                 example='node condition Ready=Unknown reason=NodeStatusUnknown: Kubelet stopped posting node status.'),
-        Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",)),
+        Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gke/node_auto_repair.py',
+                example='\'protoPayload.request.metadata.annotations."gke-current-operation":"AUTO_REPAIR_NODES"\','),
         # rendered: RemovingNode + "Removing Node %v from Controller" (node_lifecycle_controller.go) from controller_utils.go
         # filled from the format string in pkg/controller/util/node/controller_utils.go (RecordNodeEvent: "Node %s event: %s")
         Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",),
@@ -192,8 +196,12 @@ NODE_LOST = FailureClass(
 SPOT_PREEMPTION = FailureClass(
     id="spot_preemption", title="A Spot TPU VM was reclaimed", phase="run", component="Compute Engine Spot capacity",
     patterns=(
-        Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",)),
-        Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",)),
+        Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gke/node_unavailability.py',
+                example='\'protoPayload.methodName="compute.instances.preempted"\','),
+        Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-jobset-interruption/references/failure_signatures.md',
+                example='"PreemptionEvent: Node \'gke-tpu-pool-12345-abcde\' in node pool \'tpu-pool\' was preempted."'),
         # A graceful node shutdown is what a reclaimed Spot VM gets ~30 s before it stops (ACPI power-off), but also what
         # maintenance or a stop gives an on-demand VM: these count only unless the node is known not to be Spot.
         Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node"),
@@ -214,8 +222,12 @@ SPOT_PREEMPTION = FailureClass(
         Pattern(r"systemd-logind\[\d+\]: Power key pressed|ACPI: .{0,40}\bPower Button\b|System is powering down", 0.5,
                 ("serial", "node"), entities=("Node",), needs="spot_node"),
         # The pods were placed on Spot capacity (their node selector or affinity, or the node's own label).
+        # rendered: nodeSelector cloud.google.com/gke-spot: "true" from gke-cost-optimization/assets/spot-deployment-example.yaml,
+        # as skill/objects.py writes a pod's Spot placement
         Pattern(r"^(?:pod node selector|pod node affinity|node label) cloud\.google\.com/gke-(?:spot|preemptible)=true", 0.3,
-                ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity"),
+                ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity",
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-cost-optimization/assets/spot-deployment-example.yaml',
+                example='pod node selector cloud.google.com/gke-spot=true'),
     ),
     explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died and the job's timeouts and restarts followed.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
@@ -231,9 +243,19 @@ SPOT_PREEMPTION = FailureClass(
 HOST_MAINTENANCE = FailureClass(
     id="host_maintenance", title="Host maintenance terminated TPU VMs", phase="run", component="Compute Engine host maintenance",
     patterns=(
-        Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",)),
-        Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",)),
-        Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",)),
+        Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gce/constants.py',
+                example="TERMINATE_ON_HOST_MAINTENANCE_METHOD = 'compute.instances.terminateOnHostMaintenance'"),
+        # rendered: label cloud.google.com/active-node-maintenance + value ONGOING ("set to `ONGOING`") from
+        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/objects.py writes a node label
+        Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md',
+                example='node label cloud.google.com/active-node-maintenance=ONGOING'),
+        # rendered: taint cloud.google.com/impending-node-termination:NoSchedule from
+        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/objects.py writes a node taint
+        Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md',
+                example='node taint cloud.google.com/impending-node-termination:NoSchedule'),
         # A VM stopped for maintenance, in words; a notice that maintenance is scheduled (or a window starts) is not one.
         Pattern(r"(?i)\b(?:terminated|terminating|stopped|shut down)\b.{0,40}\b(?:for|during|due to)\b.{0,20}\bmaintenance\b",
                 0.5, ("event", "node"), entities=("Node",)),

@@ -101,7 +101,10 @@ HOST_OOM = FailureClass(
         Pattern(r"TaskOOM", 0.7, ("node",), entities=("Node",), needs="killed_the_workload",
                 origin="https://github.com/containerd/containerd/issues/8893",
                 example='level=info msg="TaskOOM event container_id:\\"4bcba7fc4369fee4d7d2e6263b58fce52cfc928c6a31cfac4d43c838708991ce\\""'),
-        Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node")),
+        # rendered: Last State Terminated, Reason Error, Exit Code 137, Restart Count 1 from kubernetes/kubernetes#122256
+        Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node"),
+                origin='https://github.com/kubernetes/kubernetes/issues/122256',
+                example='container wk64c terminated: reason=Error exitCode=137 restartCount=1'),
     ),
     explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",
     explains=("proxy_connection_lost", "user_code_error", "slices_not_ready", "workload_stalled", "megascale_hang",

@@ -36,16 +36,27 @@ SYMPTOMS = (
                 example='JobSet condition RestartingJobSet=True reason=DefaultFailurePolicy: applying RestartJobSet failure policy action (first failed job: train-pathways-worker-0)'),
     )),
     Symptom("job_failed", "a child Job failed", (
-        Pattern(r"^BackoffLimitExceeded: |Job has reached the specified backoff limit", 0.9, ("event", "object")),
+        # rendered: BackoffLimitExceeded + "Job has reached the specified backoff limit" from kubernetes/kubernetes#92245
+        Pattern(r"^BackoffLimitExceeded: |Job has reached the specified backoff limit", 0.9, ("event", "object"),
+                origin='https://github.com/kubernetes/kubernetes/issues/92245',
+                example='BackoffLimitExceeded: Job has reached the specified backoff limit'),
     )),
     Symptom("container_failed", "a container exited with an error", (
-        Pattern(r"terminated: reason=\w+ exitCode=[1-9]\d*", 0.8, ("object",), entities=("Pod", "Container", "Node")),
+        # rendered: Last State Terminated, Reason Error, Exit Code 137, Restart Count 1 from kubernetes/kubernetes#122256
+        Pattern(r"terminated: reason=\w+ exitCode=[1-9]\d*", 0.8, ("object",), entities=("Pod", "Container", "Node"),
+                origin='https://github.com/kubernetes/kubernetes/issues/122256',
+                example='container wk64c terminated: reason=Error exitCode=137 restartCount=1'),
     )),
     Symptom("crashloop", "a container is crash-looping", (
-        Pattern(r"waiting: reason=CrashLoopBackOff|Back-off restarting failed container", 0.7, ("object", "event")),
+        Pattern(r"waiting: reason=CrashLoopBackOff|Back-off restarting failed container", 0.7, ("object", "event"),
+                origin='https://github.com/kubernetes/kubernetes/issues/93826',
+                example='Back-off restarting failed container'),
     )),
     Symptom("unschedulable", "pods cannot be scheduled", (
-        Pattern(r"^FailedScheduling: |PodScheduled=False", 0.5, ("event", "object"), transient=True),
+        # rendered: FailedScheduling + "0/3 nodes are available: 3 Insufficient memory." from gke-workload-troubleshooting/SKILL.md
+        Pattern(r"^FailedScheduling: |PodScheduled=False", 0.5, ("event", "object"), transient=True,
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-workload-troubleshooting/SKILL.md',
+                example='FailedScheduling: 0/3 nodes are available: 3 Insufficient memory.'),
     )),
     Symptom("heartbeat_timeout", "workers or the client timed out waiting for peers", (
         Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5),
