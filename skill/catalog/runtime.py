@@ -186,13 +186,12 @@ MEGASCALE_HANG = FailureClass(
     id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
     component="MegaScale / DCN collectives",
     patterns=(
-        # No real source found (issue 28): the next three keep a library case's invented wording (case-154, case-132,
-        # case-126 cite these lines as evidence); to be rewritten from a real hang digest or removed with those cases.
+        # No real source found (issue 28): the next two keep a library case's invented wording (case-154 and case-132
+        # cite these lines as evidence); to be rewritten from a real hang digest or removed with those cases.
         Pattern(r"(?:DCN|ICI): \d+ (?:receives|sends|transfers) outstanding on slice \d+", 0.3, ("container",), entities=("Pod",),
                 support=True, note="the hang detector's count of outstanding transfers"),
         Pattern(r"(?:Receive|Send|Transfer) of \S+ .{0,120}\boutstanding for \d+s", 0.3, support=True, entities=_PJ,
                 note="a DCN transfer between slices was outstanding before the hang was reported"),
-        Pattern(r"Hang digest: .{0,200}\btasks? (?:are|is) (?:blocked|still|waiting)", 0.8, check=_not_bad_chips, entities=_PJ),
         Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95, entities=_PJ,
                 origin="https://github.com/AI-Hypercomputer/maxtext/blob/4c5a710f76c680dee758c03dc98ea8c35cbd9791/docs/guides/megascale_hang_playbook.md",
                 example="Megascale detects a hang that is likely caused by inconsistent TPU programs. This can be caused by some "
