@@ -109,7 +109,9 @@ NODE_KERNEL_ERROR = FailureClass(
                 example='INFO: task umount.aufs:21568 blocked for more than 120 seconds.'),
         # CPU lockups and RCU stalls: the kernel's watchdogs saying the host stopped scheduling.
         Pattern(r"watchdog: BUG: soft lockup|NMI watchdog: .{0,40}hard LOCKUP|rcu_(?:sched|preempt) (?:self-)?detected (?:stall|stalls)",
-                0.85, ("serial", "node", "event"), entities=("Node",)),
+                0.85, ("serial", "node", "event"), entities=("Node",),
+                origin='https://github.com/iron-fish/ironfish/issues/701',
+                example='watchdog: BUG: soft lockup - CPU#0 stuck for 27s! [node:1984]'),
         Pattern(r"\[Hardware Error\]: event severity: (?:fatal|recoverable)|PCIe Bus Error: severity=Uncorrected|AER: .{0,40}Uncorrected",
                 0.9, ("serial", "node", "event"), entities=("Node",),
                 origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/pkg/systemlogmonitor/log_buffer_equivalence_test.go',
@@ -117,7 +119,9 @@ NODE_KERNEL_ERROR = FailureClass(
         # A local disk (NVMe SSD, persistent disk) that stops completing I/O: the usual start of hung tasks on the host.
         Pattern(r"\bnvme\d+: (?:I/O \d+ QID \d+ timeout|controller is down|Device not ready|Removing after probe failure)|"
                 r"blk_update_request: (?:I/O|critical medium) error|I/O error, dev (?:nvme|sd)\w+", 0.85,
-                ("serial", "node", "event"), entities=("Node",), note="the host's local disk stopped completing I/O"),
+                ("serial", "node", "event"), entities=("Node",), note="the host's local disk stopped completing I/O",
+                origin='https://github.com/vmware/open-vm-tools/issues/579',
+                example='nvme nvme0: I/O 34 QID 13 timeout, aborting'),
         Pattern(r"EXT4-fs error|Buffer I/O error|Remounting filesystem read-only|XFS .{0,40}[Ss]hutdown", 0.85,
                 ("serial", "node", "event"), entities=("Node",),
                 origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/test/kernel_log_generator/problems/readonly_filesystem',
@@ -134,7 +138,9 @@ NODE_KERNEL_ERROR = FailureClass(
                 entities=("Node",), note="the host's memory failed under a process and the kernel killed it"),
         # A corrected machine check alone says the host's memory is wearing, not that anything broke.
         Pattern(r"mce: \[Hardware Error\]: Machine check events logged|Memory failure: \S+: recovery action .{0,40}Recovered", 0.3,
-                ("serial", "node"), entities=("Node",)),
+                ("serial", "node"), entities=("Node",),
+                origin='https://github.com/radiasoft/devops/issues/134',
+                example='Feb 23 03:28:16 kernel: mce: [Hardware Error]: Machine check events logged'),
     ),
     explanation="The kernel of {{ node }} reported a fault ({{ detail }}) that broke the pods on it.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_hardware_failure"),
@@ -315,7 +321,9 @@ HEAD_POD_EVICTED = FailureClass(
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
         # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.
-        Pattern(r"io\.k8s\.core\.v1\.pods\.eviction\.create", 0.9, ("node",), head_only=True, entities=("Pod", "Node")),
+        Pattern(r"io\.k8s\.core\.v1\.pods\.eviction\.create", 0.9, ("node",), head_only=True, entities=("Pod", "Node"),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/skills/cloud/cloud-logging-query-generation/references/query_gke.md',
+                example='protoPayload.methodName="io.k8s.core.v1.pods.eviction.create"'),
         # The pod's own record of it, while the object still exists.
         Pattern(r"pod condition DisruptionTarget=True reason=(?:EvictionByEvictionAPI|PreemptionByScheduler|DeletionByTaintManager)",
                 0.8, ("object",), head_only=True, entities=("Pod", "Node")),
