@@ -173,7 +173,9 @@ NODE_LOST = FailureClass(
         Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",),
                 origin='https://github.com/kubernetes/kubernetes/blob/025f2834a128798cef30018a5e6a6ae82b5ad885/pkg/controller/util/node/controller_utils.go',
                 example='RemovingNode: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 event: Removing Node gke-tpu-v5e-np-4a1f2c3d-x7k2 from Controller'),
-        Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod")),
+        Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod"),
+                origin='https://github.com/kubernetes/kubernetes/pull/60705',
+                example='Report `NodeLost` status on `kubectl get pods` instead of `Unknown` when a pod is on a node that became unavailable'),
         # A cordon alone is a drain, an upgrade or an autoscaler scale-down, not a lost node: it only supports NotReady.
         # rendered: NodeNotSchedulable + recordNodeStatusEvent's message from pkg/kubelet/kubelet_node_status.go
         # filled from the format string in kubelet_node_status.go ("Node %s status is now: %s")
@@ -226,7 +228,9 @@ SPOT_PREEMPTION = FailureClass(
                 example='Shutdown manager killing pod with gracePeriod'),
         # The guest's side of the ACPI power-off on the serial console (the VM is being stopped from outside).
         Pattern(r"systemd-logind\[\d+\]: Power key pressed|ACPI: .{0,40}\bPower Button\b|System is powering down", 0.5,
-                ("serial", "node"), entities=("Node",), needs="spot_node"),
+                ("serial", "node"), entities=("Node",), needs="spot_node",
+                origin='https://github.com/systemd/systemd/issues/39521',
+                example='Nov 01 23:02:47 abreu systemd-logind[633]: System is powering down.'),
         # The pods were placed on Spot capacity (their node selector or affinity, or the node's own label).
         # rendered: nodeSelector cloud.google.com/gke-spot: "true" from gke-cost-optimization/assets/spot-deployment-example.yaml,
         # as skill/objects.py writes a pod's Spot placement

@@ -59,7 +59,9 @@ SYMPTOMS = (
                 example='FailedScheduling: 0/3 nodes are available: 3 Insufficient memory.'),
     )),
     Symptom("heartbeat_timeout", "workers or the client timed out waiting for peers", (
-        Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5),
+        Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5,
+                origin='https://github.com/jax-ml/jax/issues/23599',
+                example='UNAVAILABLE: Task /job:jax_worker/replica:0/task:0 heartbeat timeout. This indicates that the remote task has failed, got preempted, or crashed unexpectedly.'),
         Pattern(r"DEADLINE_EXCEEDED", 0.4,
                 origin='recording:coordinator-unreachable',
                 example='`, to be sure to see all the previous output. absl::Status: DEADLINE_EXCEEDED: Deadline Exceeded'),
@@ -84,7 +86,9 @@ SYMPTOMS = (
                 origin='recording:orbax-corrupt-manifest',
                 example='ValueError: DATA_LOSS: Error opening "cast" driver: Error op'),
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
-        Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
+        Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",),
+                origin='https://github.com/jcgregorio/httplib2/issues/317',
+                example='zlib.error: Error -3 while decompressing data: incorrect header check'),
         # filled from the format string in absl/debugging/failure_signal_handler.cc ("*** %s received at time=%ld%s ***")
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",),
                 origin='https://github.com/abseil/abseil-cpp/blob/926f1d05a4f85663e4ca057f70f1a7f0a7d6b762/absl/debugging/failure_signal_handler.cc',
@@ -141,10 +145,15 @@ MILESTONES = (
                       example='- --gcs_scratch_location=gs://fake-bucket/scratch')),
     # The Python a container's process reports at start-up (a banner, or a sidecar's "serving ... (Python 3.12.7, ...)").
     Milestone("python_version", "the Python version a container runs",
-              Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0)),
+              Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0,
+                      origin='https://github.com/jax-ml/jax/issues/12550',
+                      example='Python 3.10.6 | packaged by conda-forge | (main, Aug 22 2022, 20:35:26) [GCC 10.4.0] on linux')),
     # The JAX version the client reports (MaxText's "System Information: Jax Version: 0.10.2", a "jax==0.10.2" pin).
     Milestone("client_jax", "the JAX version the client reports",
-              Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True)),
+              # filled from the format string in jax/_src/environment_info.py ("jax:    {version.__version__}")
+              Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True,
+                      origin='https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax/_src/environment_info.py',
+                      example='jax:    0.10.2')),
     Milestone("client_backend", "client detected the Pathways backend",
               Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True,
                       origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/_initialize.py',
@@ -156,8 +165,11 @@ MILESTONES = (
     # A component that says it is still waiting (for slices, workers, peers, a barrier): repeated, evidence of a stall
     # in its own right, before the absence of a milestone can be judged (Absence.waiting).
     Milestone("waiting", "a component waits for slices, workers, peers or a barrier",
+              # filled from the format string in pathwaysutils/elastic/elastic.py ("Waiting for %s slices. Poll interval: %s, Timeout: %s")
               Pattern(r"(?i)\b(?:still )?waiting (?:for|on)\b.{0,120}?\b(?:slices?|workers?|devices?|backend|barrier|"
-                      r"peers?|tasks?|TPUs?|hosts?|resource manager|servers?)\b", 1.0)),
+                      r"peers?|tasks?|TPUs?|hosts?|resource manager|servers?)\b", 1.0,
+                      origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/elastic/elastic.py',
+                      example='Waiting for 2 slices. Poll interval: 10, Timeout: 600')),
     Milestone("progress", "training progress",
               Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True,
                       origin='recording:healthy-train',
