@@ -42,7 +42,9 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.45, ("container", "node", "serial")),
         # The TPU device plugin / DRA driver reporting chips it will no longer hand out.
         Pattern(r"(?i)no healthy (?:tpu )?devices|\btpu (?:chip|device)s? .{0,60}\b(?:marked|reported|is|are) unhealthy",
-                0.8, ("container", "node", "event")),
+                0.8, ("container", "node", "event"),
+                origin='https://github.com/trueforge-org/truecharts/issues/19201',
+                example='Allocate failed due to no healthy devices present; cannot allocate unhealthy devices amd.com/gpu, which is unexpected'),
         # The device plugin taking chips out of the node's allocatable google.com/tpu (kubelet's own wording).
         Pattern(r"Updated allocatable google\.com/tpu from \d+ to \d+|(?i:device plugin reported devices? .{0,80}\bunhealthy)",
                 0.85, ("node", "event", "container"), entities=("Node",)),
