@@ -39,7 +39,6 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"ICI link .{0,100}\bis (?:down|DOWN)\b|ICI link (?:down|failure)\b|ICI link .{0,160}\blink state \w+ -> (?:DOWN|FAILED)\b"
                 r"|ICI link .{0,100}link training failed",
                 0.85, ("container", "node", "serial")),
-        Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.45, ("container", "node", "serial")),
         # The TPU device plugin / DRA driver reporting chips it will no longer hand out.
         Pattern(r"(?i)no healthy (?:tpu )?devices|\btpu (?:chip|device)s? .{0,60}\b(?:marked|reported|is|are) unhealthy",
                 0.8, ("container", "node", "event"),

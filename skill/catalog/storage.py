@@ -213,7 +213,9 @@ COMPILATION_CACHE_FAILURE = FailureClass(
                 ("container",), entities=("Pod", "Node", "Container", "Bucket"), id="rate_limited"),
         Pattern(r"(?i)(?:compilation[_ ]cache|cache entry|compile_cache).{0,300}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS|incompatible)", 0.85,
                 ("container",), entities=("Pod", "Container", "Bucket")),
-        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
+        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket"),
+                origin='https://github.com/pytorch/xla/pull/7771',
+                example='Failed to deserialize executable: '),
         # the error named first and the cache after it (XLA's DATA_LOSS on a truncated or corrupt entry read back)
         Pattern(r"(?i)(?:\bDATA_LOSS: |(?:unable|failed) to (?:parse|deserialize|load)\b).{0,200}(?:persistent |jax )?compilation[_ ]cache",
                 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
