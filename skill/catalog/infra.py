@@ -39,10 +39,11 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"ICI link .{0,100}\bis (?:down|DOWN)\b|ICI link (?:down|failure)\b|ICI link .{0,160}\blink state \w+ -> (?:DOWN|FAILED)\b"
                 r"|ICI link .{0,100}link training failed",
                 0.85, ("container", "node", "serial")),
-        Pattern(r"(?i)ICI link error|ICI .{0,40}CRC error count \d+", 0.45, ("container", "node", "serial")),
         # The TPU device plugin / DRA driver reporting chips it will no longer hand out.
         Pattern(r"(?i)no healthy (?:tpu )?devices|\btpu (?:chip|device)s? .{0,60}\b(?:marked|reported|is|are) unhealthy",
-                0.8, ("container", "node", "event")),
+                0.8, ("container", "node", "event"),
+                origin='https://github.com/trueforge-org/truecharts/issues/19201',
+                example='Allocate failed due to no healthy devices present; cannot allocate unhealthy devices amd.com/gpu, which is unexpected'),
         # The device plugin taking chips out of the node's allocatable google.com/tpu (kubelet's own wording).
         Pattern(r"Updated allocatable google\.com/tpu from \d+ to \d+|(?i:device plugin reported devices? .{0,80}\bunhealthy)",
                 0.85, ("node", "event", "container"), entities=("Node",)),
@@ -85,11 +86,18 @@ NODE_KERNEL_ERROR = FailureClass(
     id="node_kernel_error", title="The node's kernel reports a fault", phase="run", component="node kernel",
     patterns=(
         # node-problem-detector kernel-monitor event reasons (temporary problems and permanent conditions).
+        # rendered: KernelOops + the kernel line its rule matched (node-problem-detector's event message) from config/kernel-monitor.json
         Pattern(r"^(?:KernelOops|TaskHung|Ext4Error|IOError|CperHardwareErrorFatal|CperHardwareErrorRecoverable|XfsShutdown|KernelDeadlock|DockerHung|MemoryReadError|UnregisterNetDevice): ",
-                0.9, ("event",), entities=("Node",)),
+                0.9, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/config/kernel-monitor.json',
+                example='KernelOops: BUG: unable to handle kernel NULL pointer dereference at 0000000000000078'),
         # A read-only root or data filesystem breaks every later write and container creation on the node.
+        # rendered: FilesystemIsReadOnly (config/readonly-monitor.json) + the condition-change message from pkg/util/helpers.go
+        # filled from the format string in pkg/util/helpers.go ("Node condition %s is now: %s, reason: %s, message: %q")
         Pattern(r"^(?:ReadonlyFilesystem|FilesystemIsReadOnly): |Node condition ReadonlyFilesystem is now: True", 0.9,
-                ("event",), entities=("Node",)),
+                ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/pkg/util/helpers.go',
+                example='FilesystemIsReadOnly: Node condition ReadonlyFilesystem is now: True, reason: FilesystemIsReadOnly, message: "EXT4-fs (sda1): Remounting filesystem read-only"'),
         # The kernel's oops in its older ("unable to handle kernel NULL pointer dereference") and newer ("kernel NULL
         # pointer dereference, address: ...", "unable to handle page fault") wordings, and general protection faults.
         Pattern(r"BUG: (?:unable to handle (?:kernel )?(?:NULL pointer dereference|paging request|page fault)|kernel NULL pointer dereference)"
@@ -102,7 +110,9 @@ NODE_KERNEL_ERROR = FailureClass(
                 example='INFO: task umount.aufs:21568 blocked for more than 120 seconds.'),
         # CPU lockups and RCU stalls: the kernel's watchdogs saying the host stopped scheduling.
         Pattern(r"watchdog: BUG: soft lockup|NMI watchdog: .{0,40}hard LOCKUP|rcu_(?:sched|preempt) (?:self-)?detected (?:stall|stalls)",
-                0.85, ("serial", "node", "event"), entities=("Node",)),
+                0.85, ("serial", "node", "event"), entities=("Node",),
+                origin='https://github.com/iron-fish/ironfish/issues/701',
+                example='watchdog: BUG: soft lockup - CPU#0 stuck for 27s! [node:1984]'),
         Pattern(r"\[Hardware Error\]: event severity: (?:fatal|recoverable)|PCIe Bus Error: severity=Uncorrected|AER: .{0,40}Uncorrected",
                 0.9, ("serial", "node", "event"), entities=("Node",),
                 origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/pkg/systemlogmonitor/log_buffer_equivalence_test.go',
@@ -110,20 +120,28 @@ NODE_KERNEL_ERROR = FailureClass(
         # A local disk (NVMe SSD, persistent disk) that stops completing I/O: the usual start of hung tasks on the host.
         Pattern(r"\bnvme\d+: (?:I/O \d+ QID \d+ timeout|controller is down|Device not ready|Removing after probe failure)|"
                 r"blk_update_request: (?:I/O|critical medium) error|I/O error, dev (?:nvme|sd)\w+", 0.85,
-                ("serial", "node", "event"), entities=("Node",), note="the host's local disk stopped completing I/O"),
+                ("serial", "node", "event"), entities=("Node",), note="the host's local disk stopped completing I/O",
+                origin='https://github.com/vmware/open-vm-tools/issues/579',
+                example='nvme nvme0: I/O 34 QID 13 timeout, aborting'),
         Pattern(r"EXT4-fs error|Buffer I/O error|Remounting filesystem read-only|XFS .{0,40}[Ss]hutdown", 0.85,
                 ("serial", "node", "event"), entities=("Node",),
                 origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/test/kernel_log_generator/problems/readonly_filesystem',
                 example='EXT4-fs (sda1): Remounting filesystem read-only'),
+        # rendered: condition KernelDeadlock, reason DockerHung + the kernel line its rule matched from config/kernel-monitor.json
+        # filled from the rule's pattern (task docker:\w+ blocked for more than \w+ seconds\.)
         Pattern(r"node condition (?:KernelDeadlock|ReadonlyFilesystem|CperHardwareErrorFatal|XfsShutdown)=True", 0.85,
-                ("object",), entities=("Node",)),
+                ("object",), entities=("Node",),
+                origin='https://github.com/kubernetes/node-problem-detector/blob/6632ca67148f7a23df9cdbd98d9e89b388561a3a/config/kernel-monitor.json',
+                example='node condition KernelDeadlock=True reason=DockerHung: task docker:1234 blocked for more than 120 seconds.'),
         # Host memory failing under a process: the machine-check handler kills whatever touched the page.
         Pattern(r"mce: Uncorrected hardware memory error|Memory failure: \S+: Sending SIGBUS to|"
                 r"\[Hardware Error\]: .{0,60}uncorrected .{0,20}memory error", 0.9, ("serial", "node", "event"),
                 entities=("Node",), note="the host's memory failed under a process and the kernel killed it"),
         # A corrected machine check alone says the host's memory is wearing, not that anything broke.
         Pattern(r"mce: \[Hardware Error\]: Machine check events logged|Memory failure: \S+: recovery action .{0,40}Recovered", 0.3,
-                ("serial", "node"), entities=("Node",)),
+                ("serial", "node"), entities=("Node",),
+                origin='https://github.com/radiasoft/devops/issues/134',
+                example='Feb 23 03:28:16 kernel: mce: [Hardware Error]: Machine check events logged'),
     ),
     explanation="The kernel of {{ node }} reported a fault ({{ detail }}) that broke the pods on it.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_hardware_failure"),
@@ -136,16 +154,41 @@ NODE_KERNEL_ERROR = FailureClass(
 NODE_LOST = FailureClass(
     id="node_lost", title="A node failed or disappeared", phase="run", component="GKE node / Compute Engine VM",
     patterns=(
-        Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",)),
-        Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",)),
-        Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",)),
-        Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",)),
-        Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",)),
-        Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod")),
+        Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/website/content/en/runbook/steps/gce/host-error.md',
+                example='A host error (compute.instances.hostError) means that there was a hardware or software issue'),
+        # rendered: NodeNotReady + RecordNodeStatusChange's message from pkg/controller/nodelifecycle/node_lifecycle_controller.go
+        # filled from the format string in pkg/controller/util/node/controller_utils.go ("Node %s status is now: %s")
+        Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
+                example='NodeNotReady: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 status is now: NodeNotReady'),
+        # rendered: Ready=Unknown, NodeStatusUnknown + "Kubelet stopped posting node status." from node_lifecycle_controller.go
+        Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
+                example='node condition Ready=Unknown reason=NodeStatusUnknown: Kubelet stopped posting node status.'),
+        Pattern(r"(?:AUTO_REPAIR_NODES|auto-repair|NodeAutoRepair)", 0.7, ("event", "node"), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gke/node_auto_repair.py',
+                example='\'protoPayload.request.metadata.annotations."gke-current-operation":"AUTO_REPAIR_NODES"\','),
+        # rendered: RemovingNode + "Removing Node %v from Controller" (node_lifecycle_controller.go) from controller_utils.go
+        # filled from the format string in pkg/controller/util/node/controller_utils.go (RecordNodeEvent: "Node %s event: %s")
+        Pattern(r"^(?:RemovingNode|DeletingNode|NodeDeleted): ", 0.7, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/025f2834a128798cef30018a5e6a6ae82b5ad885/pkg/controller/util/node/controller_utils.go',
+                example='RemovingNode: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 event: Removing Node gke-tpu-v5e-np-4a1f2c3d-x7k2 from Controller'),
+        Pattern(r"(?:NodeLost|node .{0,40} (?:is|was) (?:lost|deleted|unreachable))", 0.6, ("event", "object"), entities=("Node", "Pod"),
+                origin='https://github.com/kubernetes/kubernetes/pull/60705',
+                example='Report `NodeLost` status on `kubectl get pods` instead of `Unknown` when a pod is on a node that became unavailable'),
         # A cordon alone is a drain, an upgrade or an autoscaler scale-down, not a lost node: it only supports NotReady.
-        Pattern(r"^NodeNotSchedulable: ", 0.3, ("event",), entities=("Node",)),
+        # rendered: NodeNotSchedulable + recordNodeStatusEvent's message from pkg/kubelet/kubelet_node_status.go
+        # filled from the format string in kubelet_node_status.go ("Node %s status is now: %s")
+        Pattern(r"^NodeNotSchedulable: ", 0.3, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/00b88c14b077ac9c239c62d6e5e23d9e1a5e5160/pkg/kubelet/kubelet_node_status.go',
+                example='NodeNotSchedulable: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 status is now: NodeNotSchedulable'),
         # kubelet on start-up after an unplanned restart of the VM: every pod that ran there died with it.
-        Pattern(r"^Rebooted: Node \S+ has been rebooted, boot id: ", 0.6, ("event",), entities=("Node",)),
+        # rendered: Rebooted (events.NodeRebooted) + its message from pkg/kubelet/nodestatus/setters.go
+        # filled from the format string in setters.go ("Node %s has been rebooted, boot id: %s")
+        Pattern(r"^Rebooted: Node \S+ has been rebooted, boot id: ", 0.6, ("event",), entities=("Node",),
+                origin='https://github.com/kubernetes/kubernetes/blob/00267ac822c2df40bab2e223873f2b76864c5f3d/pkg/kubelet/nodestatus/setters.go',
+                example='Rebooted: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 has been rebooted, boot id: 3f1c9e7a-5b2d-4c8e-9a61-0d7e2b4f8c15'),
     ),
     explanation="The node {{ node }} failed ({{ detail }}) for a reason other than Spot preemption or maintenance, taking its pods with it.",
     explains=_RUNTIME_SYMPTOMS,
@@ -162,8 +205,12 @@ NODE_LOST = FailureClass(
 SPOT_PREEMPTION = FailureClass(
     id="spot_preemption", title="A Spot TPU VM was reclaimed", phase="run", component="Compute Engine Spot capacity",
     patterns=(
-        Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",)),
-        Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",)),
+        Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gke/node_unavailability.py',
+                example='\'protoPayload.methodName="compute.instances.preempted"\','),
+        Pattern(r"(?i)\bwas preempted\b|PreemptionEvent", 0.8, ("node", "event"), entities=("Node",),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-jobset-interruption/references/failure_signatures.md',
+                example='"PreemptionEvent: Node \'gke-tpu-pool-12345-abcde\' in node pool \'tpu-pool\' was preempted."'),
         # A graceful node shutdown is what a reclaimed Spot VM gets ~30 s before it stops (ACPI power-off), but also what
         # maintenance or a stop gives an on-demand VM: these count only unless the node is known not to be Spot.
         Pattern(r"Pod was terminated in response to imminent node shutdown", 0.55, ("object", "event"), entities=("Pod", "Node"),
@@ -182,10 +229,16 @@ SPOT_PREEMPTION = FailureClass(
                 example='Shutdown manager killing pod with gracePeriod'),
         # The guest's side of the ACPI power-off on the serial console (the VM is being stopped from outside).
         Pattern(r"systemd-logind\[\d+\]: Power key pressed|ACPI: .{0,40}\bPower Button\b|System is powering down", 0.5,
-                ("serial", "node"), entities=("Node",), needs="spot_node"),
+                ("serial", "node"), entities=("Node",), needs="spot_node",
+                origin='https://github.com/systemd/systemd/issues/39521',
+                example='Nov 01 23:02:47 abreu systemd-logind[633]: System is powering down.'),
         # The pods were placed on Spot capacity (their node selector or affinity, or the node's own label).
+        # rendered: nodeSelector cloud.google.com/gke-spot: "true" from gke-cost-optimization/assets/spot-deployment-example.yaml,
+        # as skill/objects.py writes a pod's Spot placement
         Pattern(r"^(?:pod node selector|pod node affinity|node label) cloud\.google\.com/gke-(?:spot|preemptible)=true", 0.3,
-                ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity"),
+                ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity",
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-cost-optimization/assets/spot-deployment-example.yaml',
+                example='pod node selector cloud.google.com/gke-spot=true'),
     ),
     explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died and the job's timeouts and restarts followed.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
@@ -201,9 +254,19 @@ SPOT_PREEMPTION = FailureClass(
 HOST_MAINTENANCE = FailureClass(
     id="host_maintenance", title="Host maintenance terminated TPU VMs", phase="run", component="Compute Engine host maintenance",
     patterns=(
-        Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",)),
-        Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",)),
-        Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",)),
+        Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",),
+                origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gce/constants.py',
+                example="TERMINATE_ON_HOST_MAINTENANCE_METHOD = 'compute.instances.terminateOnHostMaintenance'"),
+        # rendered: label cloud.google.com/active-node-maintenance + value ONGOING ("set to `ONGOING`") from
+        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/objects.py writes a node label
+        Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md',
+                example='node label cloud.google.com/active-node-maintenance=ONGOING'),
+        # rendered: taint cloud.google.com/impending-node-termination:NoSchedule from
+        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/objects.py writes a node taint
+        Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md',
+                example='node taint cloud.google.com/impending-node-termination:NoSchedule'),
         # A VM stopped for maintenance, in words; a notice that maintenance is scheduled (or a window starts) is not one.
         Pattern(r"(?i)\b(?:terminated|terminating|stopped|shut down)\b.{0,40}\b(?:for|during|due to)\b.{0,20}\bmaintenance\b",
                 0.5, ("event", "node"), entities=("Node",)),
@@ -223,13 +286,28 @@ HOST_MAINTENANCE = FailureClass(
 HEAD_POD_EVICTED = FailureClass(
     id="head_pod_evicted", title="The head pod was evicted or reclaimed", phase="run", component="pathways-head pod (cpu-np node)",
     patterns=(
-        Pattern(r"pod status reason=Evicted", 0.9, ("object",), entities=("Pod", "Node"), head_only=True),
-        Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True),
+        # rendered: Evicted + nodeLowMessageFmt from pkg/kubelet/eviction/helpers.go
+        # filled from the format string in helpers.go ("The node was low on resource: %v. ")
+        Pattern(r"pod status reason=Evicted", 0.9, ("object",), entities=("Pod", "Node"), head_only=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/kubelet/eviction/helpers.go',
+                example='pod status reason=Evicted: The node was low on resource: ephemeral-storage. '),
+        # rendered: Evicted + nodeLowMessageFmt from pkg/kubelet/eviction/helpers.go
+        # filled from the format string in helpers.go ("The node was low on resource: %v. ")
+        Pattern(r"^(?:Evicted|Preempted|Preempting): ", 0.85, ("event",), entities=("Pod", "Node"), head_only=True,
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/kubelet/eviction/helpers.go',
+                example='Evicted: The node was low on resource: ephemeral-storage. '),
         # kubelet's node-pressure eviction for local disk: what the head wrote to its container filesystem or emptyDir
+        # rendered: Evicted + nodeLowMessageFmt from pkg/kubelet/eviction/helpers.go
+        # filled from the format string in helpers.go ("The node was low on resource: %v. ")
         Pattern(r"low on resource: ephemeral-storage", 0.9, ("event", "object"), entities=("Pod", "Node"), head_only=True,
-                id="ephemeral_storage"),
+                id="ephemeral_storage",
+                origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/kubelet/eviction/helpers.go',
+                example='Evicted: The node was low on resource: ephemeral-storage. '),
+        # rendered: ScaleDown + "marked the node as toBeDeleted/unschedulable" from cluster-autoscaler/core/scaledown/actuation/actuator.go
         Pattern(r"(?i)(?:ScaleDown|scale-down|scale down|marked the node as toBeDeleted)", 0.8, ("event",),
-                entities=("Pod", "Node"), head_only=True),
+                entities=("Pod", "Node"), head_only=True,
+                origin='https://github.com/kubernetes/autoscaler/blob/0039da9706163523a1e645b3071c7cd3547b32e8/cluster-autoscaler/core/scaledown/actuation/actuator.go',
+                example='ScaleDown: marked the node as toBeDeleted/unschedulable'),
         # The cluster autoscaler's own scale-down decision (cluster-autoscaler-visibility), naming the head among the pods
         # it evicts from the node it removes (keys sorted: evictedPods come before their node).
         Pattern(r'"scaleDown":\{"nodesToBeRemoved":\[.*?"name":"(?P<pod>[a-z0-9.-]+-pathways-head-\d+-\d+(?:-[a-z0-9]{5})?)"'
@@ -240,12 +318,17 @@ HEAD_POD_EVICTED = FailureClass(
         Pattern(r"compute\.instanceGroupManagers\.deleteInstances", 0.3, ("node",), logs=("cloudaudit.googleapis.com",),
                 entities=("Node",), support=True, note="the node's VM was deleted from its instance group"),
         # The autoscaler marking the head's node for removal (the Node's own event): what the head's eviction followed.
+        # rendered: ScaleDown + "marked the node as toBeDeleted/unschedulable" from cluster-autoscaler/core/scaledown/actuation/actuator.go
         Pattern(r"^ScaleDown: marked the node as toBeDeleted", 0.4, ("event",), entities=("Node",), support=True,
-                needs="on_the_head_node", note="the cluster autoscaler marked the head's node for removal"),
+                needs="on_the_head_node", note="the cluster autoscaler marked the head's node for removal",
+                origin='https://github.com/kubernetes/autoscaler/blob/0039da9706163523a1e645b3071c7cd3547b32e8/cluster-autoscaler/core/scaledown/actuation/actuator.go',
+                example='ScaleDown: marked the node as toBeDeleted/unschedulable'),
         Pattern(r"(?i)(?:^Drain\w*: |evicting pod|deleted by .{0,20}drain)", 0.7, ("event",), entities=("Pod", "Node"),
                 head_only=True),
         # Kubernetes audit: someone (kubectl drain, a node-pool upgrade) called the Eviction API on the head pod.
-        Pattern(r"io\.k8s\.core\.v1\.pods\.eviction\.create", 0.9, ("node",), head_only=True, entities=("Pod", "Node")),
+        Pattern(r"io\.k8s\.core\.v1\.pods\.eviction\.create", 0.9, ("node",), head_only=True, entities=("Pod", "Node"),
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/skills/cloud/cloud-logging-query-generation/references/query_gke.md',
+                example='protoPayload.methodName="io.k8s.core.v1.pods.eviction.create"'),
         # The pod's own record of it, while the object still exists.
         Pattern(r"pod condition DisruptionTarget=True reason=(?:EvictionByEvictionAPI|PreemptionByScheduler|DeletionByTaintManager)",
                 0.8, ("object",), head_only=True, entities=("Pod", "Node")),

@@ -101,7 +101,10 @@ HOST_OOM = FailureClass(
         Pattern(r"TaskOOM", 0.7, ("node",), entities=("Node",), needs="killed_the_workload",
                 origin="https://github.com/containerd/containerd/issues/8893",
                 example='level=info msg="TaskOOM event container_id:\\"4bcba7fc4369fee4d7d2e6263b58fce52cfc928c6a31cfac4d43c838708991ce\\""'),
-        Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node")),
+        # rendered: Last State Terminated, Reason Error, Exit Code 137, Restart Count 1 from kubernetes/kubernetes#122256
+        Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node"),
+                origin='https://github.com/kubernetes/kubernetes/issues/122256',
+                example='container wk64c terminated: reason=Error exitCode=137 restartCount=1'),
     ),
     explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",
     explains=("proxy_connection_lost", "user_code_error", "slices_not_ready", "workload_stalled", "megascale_hang",
@@ -183,13 +186,12 @@ MEGASCALE_HANG = FailureClass(
     id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
     component="MegaScale / DCN collectives",
     patterns=(
-        # No real source found (issue 28): the next three keep a library case's invented wording (case-154, case-132,
-        # case-126 cite these lines as evidence); to be rewritten from a real hang digest or removed with those cases.
+        # No real source found (issue 28): the next two keep a library case's invented wording (case-154 and case-132
+        # cite these lines as evidence); to be rewritten from a real hang digest or removed with those cases.
         Pattern(r"(?:DCN|ICI): \d+ (?:receives|sends|transfers) outstanding on slice \d+", 0.3, ("container",), entities=("Pod",),
                 support=True, note="the hang detector's count of outstanding transfers"),
         Pattern(r"(?:Receive|Send|Transfer) of \S+ .{0,120}\boutstanding for \d+s", 0.3, support=True, entities=_PJ,
                 note="a DCN transfer between slices was outstanding before the hang was reported"),
-        Pattern(r"Hang digest: .{0,200}\btasks? (?:are|is) (?:blocked|still|waiting)", 0.8, check=_not_bad_chips, entities=_PJ),
         Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95, entities=_PJ,
                 origin="https://github.com/AI-Hypercomputer/maxtext/blob/4c5a710f76c680dee758c03dc98ea8c35cbd9791/docs/guides/megascale_hang_playbook.md",
                 example="Megascale detects a hang that is likely caused by inconsistent TPU programs. This can be caused by some "

@@ -141,10 +141,13 @@ CHECKPOINT_FAILURE = FailureClass(
                 origin="https://github.com/AI-Hypercomputer/pathways-utils/blob/89c4651e3d611a8e53eb11170d12f4f6135e699d/pathwaysutils/persistence/orbax_handler.py",
                 example='raise ValueError("OCDBT not supported for Pathways.")'),
         # An exception raised by Orbax itself (its own error types), e.g. StepAlreadyExistsError on a save.
-        # No real source found yet (issue 28); tests/test_catalog.py's moved-literal variants rely on it.
-        Pattern(r"^orbax\.checkpoint\.(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception):", 0.9, ("container",), entities=("Pod", "Container")),
+        Pattern(r"^orbax\.checkpoint\.(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception):", 0.9, ("container",), entities=("Pod", "Container"),
+                origin='https://github.com/google/orbax/issues/2657',
+                example='orbax.checkpoint.checkpoint_manager.StepAlreadyExistsError: Checkpoint for step 2000 already exists.'),
         Pattern(r"Checkpoint for step \d+ already exists", 0.9, ("container",), entities=("Pod", "Container"),
-                note="the checkpoint directory already holds this step (a reused directory with restore off)", id="step_exists"),
+                note="the checkpoint directory already holds this step (a reused directory with restore off)", id="step_exists",
+                origin='https://github.com/google/orbax/issues/2657',
+                example='orbax.checkpoint.checkpoint_manager.StepAlreadyExistsError: Checkpoint for step 2000 already exists.'),
         # The step asked for is not there (pruned by max_to_keep, never finished, or a wrong path): Orbax's own wording.
         Pattern(r"(?:FileNotFoundError|ValueError|NotFoundError): (?:No )?[Cc]heckpoint (?:at|for step \d+ at|found at) \S+(?: not found| does not exist)?",
                 0.85, ("container",), entities=("Pod", "Container", "Bucket"),
@@ -156,9 +159,13 @@ CHECKPOINT_FAILURE = FailureClass(
         # TensorStore's own wording of a failed write, whatever the cause it appends: one signature (scored once, by its
         # regex) read two ways, as GCS throttling the write (HTTP 429) or any other cause.
         Pattern(r"Error writing \"[^\"]+\" in (?:OCDBT database|zarr3? array|n5 array|\"gs://)", 0.85, ("container",),
-                entities=("Pod", "Container", "Bucket"), check=_throttled, id="throttled"),
+                entities=("Pod", "Container", "Bucket"), check=_throttled, id="throttled",
+                origin='https://github.com/google/orbax/issues/2837',
+                example='ValueError: NOT_FOUND: Error writing "params.params.decoder.decoder_norm.scale/c/0" in OCDBT database at local file "/home/user/maxtext-checkpoints/r1-distill-llama-8b/0.orbax-checkpoint-tmp/items.orbax-checkpoint-tmp/ocdbt.process_0/"'),
         Pattern(r"Error writing \"[^\"]+\" in (?:OCDBT database|zarr3? array|n5 array|\"gs://)", 0.85, ("container",),
-                entities=("Pod", "Container", "Bucket"), check=_not_throttled),
+                entities=("Pod", "Container", "Bucket"), check=_not_throttled,
+                origin='https://github.com/google/orbax/issues/2837',
+                example='ValueError: NOT_FOUND: Error writing "params.params.decoder.decoder_norm.scale/c/0" in OCDBT database at local file "/home/user/maxtext-checkpoints/r1-distill-llama-8b/0.orbax-checkpoint-tmp/items.orbax-checkpoint-tmp/ocdbt.process_0/"'),
         # GCS throttling the checkpoint's writes: every host rewriting the same small objects (.zarray, metadata).
         Pattern(r"(?:Retrying|retrying) PUT gs://\S*orbax-checkpoint-tmp\S* after HTTP 429", 0.4, ("container",),
                 entities=("Pod", "Bucket"), support=True, note="GCS throttled the checkpoint's writes (HTTP 429)", id="throttled"),
@@ -206,7 +213,9 @@ COMPILATION_CACHE_FAILURE = FailureClass(
                 ("container",), entities=("Pod", "Node", "Container", "Bucket"), id="rate_limited"),
         Pattern(r"(?i)(?:compilation[_ ]cache|cache entry|compile_cache).{0,300}(?:corrupt|unreadable|failed to (?:read|deserialize|load)|DATA_LOSS|incompatible)", 0.85,
                 ("container",), entities=("Pod", "Container", "Bucket")),
-        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket")),
+        Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket"),
+                origin='https://github.com/pytorch/xla/pull/7771',
+                example='Failed to deserialize executable: '),
         # the error named first and the cache after it (XLA's DATA_LOSS on a truncated or corrupt entry read back)
         Pattern(r"(?i)(?:\bDATA_LOSS: |(?:unable|failed) to (?:parse|deserialize|load)\b).{0,200}(?:persistent |jax )?compilation[_ ]cache",
                 0.85, ("container",), entities=("Pod", "Container", "Bucket")),

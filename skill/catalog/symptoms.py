@@ -11,8 +11,16 @@ FATAL_SEVERITIES = ("CRITICAL", "ALERT", "EMERGENCY")
 
 SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (
-        Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",)),
-        Pattern(r"^(?:ReachedMaxRestarts|FailedJobs|FailJobSetFailurePolicyAction): ", 1.0, ("event",), entities=("JobSet",)),
+        # rendered: FailedJobs + FailedJobsMessage from pkg/controllers/failure_policy.go (pkg/constants/constants.go)
+        # filled from the format string in failure_policy.go (messageWithFirstFailedJob: "%s (first failed job: %s)")
+        Pattern(r"JobSet condition Failed=True", 1.0, ("object",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/controllers/failure_policy.go',
+                example='JobSet condition Failed=True reason=FailedJobs: jobset failed due to one or more job failures (first failed job: train-pathways-worker-0)'),
+        # rendered: ReachedMaxRestarts + ReachedMaxRestartsMessage from pkg/controllers/failure_policy.go (the condition's event)
+        # filled from the format string in failure_policy.go (messageWithFirstFailedJob)
+        Pattern(r"^(?:ReachedMaxRestarts|FailedJobs|FailJobSetFailurePolicyAction): ", 1.0, ("event",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/controllers/failure_policy.go',
+                example='ReachedMaxRestarts: jobset failed due to reaching max number of restarts (first failed job: train-pathways-worker-0)'),
         Pattern(r"jobset failed due to", 1.0, ("event", "object"), entities=("JobSet",),
                 origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/constants/constants.go',
                 example='jobset failed due to reaching max number of restarts'),
@@ -21,22 +29,39 @@ SYMPTOMS = (
         Pattern(r"^RestartJobSet\w*FailurePolicyAction: |applying RestartJobSet", 0.8, ("event",), entities=("JobSet",),
                 origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/constants/constants.go',
                 example='applying RestartJobSet failure policy action'),
-        Pattern(r"JobSet condition Restarting=True|JobSet condition RestartingJobSet=True", 0.8, ("object",), entities=("JobSet",)),
+        # rendered: DefaultFailurePolicy + RestartJobSetActionMessage from pkg/controllers/failure_policy.go
+        # filled from the format string in failure_policy.go (messageWithFirstFailedJob)
+        Pattern(r"JobSet condition Restarting=True|JobSet condition RestartingJobSet=True", 0.8, ("object",), entities=("JobSet",),
+                origin='https://github.com/kubernetes-sigs/jobset/blob/08dfbdfd682714a9ab929633eca8dc95315187e7/pkg/controllers/failure_policy.go',
+                example='JobSet condition RestartingJobSet=True reason=DefaultFailurePolicy: applying RestartJobSet failure policy action (first failed job: train-pathways-worker-0)'),
     )),
     Symptom("job_failed", "a child Job failed", (
-        Pattern(r"^BackoffLimitExceeded: |Job has reached the specified backoff limit", 0.9, ("event", "object")),
+        # rendered: BackoffLimitExceeded + "Job has reached the specified backoff limit" from kubernetes/kubernetes#92245
+        Pattern(r"^BackoffLimitExceeded: |Job has reached the specified backoff limit", 0.9, ("event", "object"),
+                origin='https://github.com/kubernetes/kubernetes/issues/92245',
+                example='BackoffLimitExceeded: Job has reached the specified backoff limit'),
     )),
     Symptom("container_failed", "a container exited with an error", (
-        Pattern(r"terminated: reason=\w+ exitCode=[1-9]\d*", 0.8, ("object",), entities=("Pod", "Container", "Node")),
+        # rendered: Last State Terminated, Reason Error, Exit Code 137, Restart Count 1 from kubernetes/kubernetes#122256
+        Pattern(r"terminated: reason=\w+ exitCode=[1-9]\d*", 0.8, ("object",), entities=("Pod", "Container", "Node"),
+                origin='https://github.com/kubernetes/kubernetes/issues/122256',
+                example='container wk64c terminated: reason=Error exitCode=137 restartCount=1'),
     )),
     Symptom("crashloop", "a container is crash-looping", (
-        Pattern(r"waiting: reason=CrashLoopBackOff|Back-off restarting failed container", 0.7, ("object", "event")),
+        Pattern(r"waiting: reason=CrashLoopBackOff|Back-off restarting failed container", 0.7, ("object", "event"),
+                origin='https://github.com/kubernetes/kubernetes/issues/93826',
+                example='Back-off restarting failed container'),
     )),
     Symptom("unschedulable", "pods cannot be scheduled", (
-        Pattern(r"^FailedScheduling: |PodScheduled=False", 0.5, ("event", "object"), transient=True),
+        # rendered: FailedScheduling + "0/3 nodes are available: 3 Insufficient memory." from gke-workload-troubleshooting/SKILL.md
+        Pattern(r"^FailedScheduling: |PodScheduled=False", 0.5, ("event", "object"), transient=True,
+                origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-workload-troubleshooting/SKILL.md',
+                example='FailedScheduling: 0/3 nodes are available: 3 Insufficient memory.'),
     )),
     Symptom("heartbeat_timeout", "workers or the client timed out waiting for peers", (
-        Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5),
+        Pattern(r"(?i)heartbeat.{0,60}(?:time[ds]? ?out|timeout|missed|deadline|failed|lost)", 0.5,
+                origin='https://github.com/jax-ml/jax/issues/23599',
+                example='UNAVAILABLE: Task /job:jax_worker/replica:0/task:0 heartbeat timeout. This indicates that the remote task has failed, got preempted, or crashed unexpectedly.'),
         Pattern(r"DEADLINE_EXCEEDED", 0.4,
                 origin='recording:coordinator-unreachable',
                 example='`, to be sure to see all the previous output. absl::Status: DEADLINE_EXCEEDED: Deadline Exceeded'),
@@ -61,8 +86,13 @@ SYMPTOMS = (
                 origin='recording:orbax-corrupt-manifest',
                 example='ValueError: DATA_LOSS: Error opening "cast" driver: Error op'),
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
-        Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",)),
-        Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",)),  # absl failure signal handler
+        Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",),
+                origin='https://github.com/jcgregorio/httplib2/issues/317',
+                example='zlib.error: Error -3 while decompressing data: incorrect header check'),
+        # filled from the format string in absl/debugging/failure_signal_handler.cc ("*** %s received at time=%ld%s ***")
+        Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",),
+                origin='https://github.com/abseil/abseil-cpp/blob/926f1d05a4f85663e4ca057f70f1a7f0a7d6b762/absl/debugging/failure_signal_handler.cc',
+                example='*** SIGSEGV received at time=1733396522 on cpu 4 ***'),  # absl failure signal handler
         # libtpu's crash handler, as a process that loaded libtpu prints it when a signal kills it
         Pattern(r"^\*\*\* SIG[A-Z]+ \(@0x[0-9a-f]+\).{0,80} received by PID \d+", 0.1, ("container",),
                 origin="recording:crash-sigsegv",
@@ -115,10 +145,15 @@ MILESTONES = (
                       example='- --gcs_scratch_location=gs://fake-bucket/scratch')),
     # The Python a container's process reports at start-up (a banner, or a sidecar's "serving ... (Python 3.12.7, ...)").
     Milestone("python_version", "the Python version a container runs",
-              Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0)),
+              Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0,
+                      origin='https://github.com/jax-ml/jax/issues/12550',
+                      example='Python 3.10.6 | packaged by conda-forge | (main, Aug 22 2022, 20:35:26) [GCC 10.4.0] on linux')),
     # The JAX version the client reports (MaxText's "System Information: Jax Version: 0.10.2", a "jax==0.10.2" pin).
     Milestone("client_jax", "the JAX version the client reports",
-              Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True)),
+              # filled from the format string in jax/_src/environment_info.py ("jax:    {version.__version__}")
+              Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True,
+                      origin='https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax/_src/environment_info.py',
+                      example='jax:    0.10.2')),
     Milestone("client_backend", "client detected the Pathways backend",
               Pattern(r"Detected Pathways-on-Cloud backend", 1.0, user_only=True,
                       origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/_initialize.py',
@@ -130,8 +165,11 @@ MILESTONES = (
     # A component that says it is still waiting (for slices, workers, peers, a barrier): repeated, evidence of a stall
     # in its own right, before the absence of a milestone can be judged (Absence.waiting).
     Milestone("waiting", "a component waits for slices, workers, peers or a barrier",
+              # filled from the format string in pathwaysutils/elastic/elastic.py ("Waiting for %s slices. Poll interval: %s, Timeout: %s")
               Pattern(r"(?i)\b(?:still )?waiting (?:for|on)\b.{0,120}?\b(?:slices?|workers?|devices?|backend|barrier|"
-                      r"peers?|tasks?|TPUs?|hosts?|resource manager|servers?)\b", 1.0)),
+                      r"peers?|tasks?|TPUs?|hosts?|resource manager|servers?)\b", 1.0,
+                      origin='https://github.com/AI-Hypercomputer/pathways-utils/blob/8950a34f5e4ad7a7798453efa49856013c07e96e/pathwaysutils/elastic/elastic.py',
+                      example='Waiting for 2 slices. Poll interval: 10, Timeout: 600')),
     Milestone("progress", "training progress",
               Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True,
                       origin='recording:healthy-train',
