@@ -226,6 +226,9 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
         "progress_seen": "yes" if activity(model) else "",
+        # a sentence about restarts only when something restarted (the JobSet, or a container of its pods)
+        "restarted": "yes" if model.jobset_restarts or any(p.restarts for p in model.pods.values())
+        or any(s.target in ("jobset_restarting", "crashloop") for s in root.signals) else "",
         "slices_ready": "yes" if model.ready_slices() else "",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")

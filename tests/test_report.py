@@ -84,3 +84,11 @@ def test_redaction_of_planted_secrets():
     for secret in ("ya29.a0AfH6SMBx", "AIzaSyD-12345", "abcdef0123", "hunter2", "sk-ant-api03", "MIIE"):
         assert secret not in out
     assert "X-Goog-Date=1" in out
+
+
+def test_no_restart_sentence_without_a_restart():
+    """case-001 never restarted (maxRestarts 0, the JobSet failed); case-009 restarted three times."""
+    from skill.api import diagnose_replay
+
+    once = diagnose_replay(FIXTURES / "case-001").root_cause.explanation
+    assert "restart" not in once
