@@ -356,6 +356,10 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     evidence = {s.record.id: _evidence_item(s.record, m.project) for _rule, s in cite(m, v)}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    if cls.names_images:  # a version-skew verdict: what the workload runs against the release is part of the case
+        skew = [f.text for f in findings(m) if f.failure_class]
+        if skew:
+            explanation += f" Against the Pathways release of {RELEASE.date}: " + "; ".join(skew) + "."
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
                              evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals))[:5])
                   for h in v.ranked]

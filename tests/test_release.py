@@ -170,3 +170,10 @@ def test_the_matrix_on_whole_incidents(tmp_path, kw, kind):
         assert any(said in o.excerpt for o in found), [o.excerpt for o in found]
         assert all(set(o.evidence) <= d.cited_ids() for o in found)
     assert d.failure_class == "hbm_oom"  # the check never changes the verdict
+
+
+def test_a_version_skew_verdict_explains_itself_with_the_matrix(diagnoses):
+    """case-038 (ifrt_version_mismatch) runs a server tag outside the release: the explanation says so."""
+    d = diagnoses["case-038"]
+    assert d.failure_class == "ifrt_version_mismatch"
+    assert "Against the Pathways release of" in d.root_cause.explanation and "rolling tag" in d.root_cause.explanation
