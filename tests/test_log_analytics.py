@@ -126,7 +126,7 @@ def test_cli_log_analytics_one_line_errors(capsys, monkeypatch):
     with Case(EQUAL_CASES[0]) as c:
         monkeypatch.setenv("PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT", c.srv.url)
         rc = main(["diagnose", "--log-analytics", DATASET, "--cluster", c.lv.cluster, "--jobset", c.lv.jobset,
-                   "--start", c.lv.start, "--end", c.lv.end, "--max-bytes", "10", "--format", "json"])
+                   "--start", c.lv.start, "--end", c.lv.end, "--max-bytes", "10", "--format", "json", "--verbose"])
     out, err = capsys.readouterr()
     assert rc == 2 and "above --max-bytes 10" in json.loads(out)["error"]["message"]
     assert "[log-analytics]" in err and "dry run" in err
