@@ -93,8 +93,9 @@ SYMPTOMS = (
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",),
                 origin='https://github.com/abseil/abseil-cpp/blob/926f1d05a4f85663e4ca057f70f1a7f0a7d6b762/absl/debugging/failure_signal_handler.cc',
                 example='*** SIGSEGV received at time=1733396522 on cpu 4 ***'),  # absl failure signal handler
-        # libtpu's crash handler, as a process that loaded libtpu prints it when a signal kills it
-        Pattern(r"^\*\*\* SIG[A-Z]+ \(@0x[0-9a-f]+\).{0,80} received by PID \d+", 0.1, ("container",),
+        # libtpu's crash handler, as a process that loaded libtpu prints it when a signal kills it (with the faulting
+        # address for SIGSEGV, without it for SIGABRT: recordings crash-sigsegv and crash-sigabrt)
+        Pattern(r"^\*\*\* SIG[A-Z]+ (?:\(@0x[0-9a-f]+\).{0,80} )?received by PID \d+", 0.1, ("container",),
                 origin="recording:crash-sigsegv",
                 example="*** SIGSEGV (@0xfffe00000afc), si_code=0, see go/stacktraces#s15 received by PID 2812 (TID 2812) "
                         "on cpu 4; stack trace: ***"),
