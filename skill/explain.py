@@ -17,7 +17,7 @@ from .diagnosis import (Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, Ob
 from .engine import Analysis
 from .catalog.release import RELEASE
 from .facts import GLOG
-from .matrix import findings, pins
+from .matrix import Finding, findings, pins
 from .next_checks import next_checks
 from .sufficiency import sufficiency
 from .model import Workload
@@ -327,7 +327,7 @@ def data_gaps(a: Analysis) -> list[str]:
     return gaps + a.verdict.notes
 
 
-def observations(m: Workload, v: Verdict) -> list[Observation]:
+def observations(v: Verdict, matrix: list[Finding]) -> list[Observation]:
     """The classes whose lines the run survived (skill.impact): their first and latest line, and why not the cause;
     then the workload checked against the Pathways release (skill.matrix)."""
     out = []
@@ -337,7 +337,7 @@ def observations(m: Workload, v: Verdict) -> list[Observation]:
                                timestamp=format_ns(first.ts) or None, resource=first.record.resource,
                                excerpt=clip(excerpt(first.record.text), 300), why_not_cause=o.why))
     skew = BY_ID[v.failure_class].names_images  # a version-skew class: the findings bear on it
-    for f in findings(m):
+    for f in matrix:
         why = (f"bears on the verdict ({v.failure_class})" if skew and f.failure_class else
                f"checked against the Pathways release of {RELEASE.date}: not shown to be the cause here, but the first "
                "thing to rule out when the runtime misbehaves")
@@ -356,8 +356,9 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     evidence = {s.record.id: _evidence_item(s.record, m.project) for _rule, s in cite(m, v)}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
     if cls.names_images:  # a version-skew verdict: what the workload runs against the release is part of the case
-        skew = [f.text for f in findings(m) if f.failure_class]
+        skew = [f.text for f in matrix if f.failure_class]
         if skew:
             explanation += f" Against the Pathways release of {RELEASE.date}: " + "; ".join(skew) + "."
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
@@ -373,7 +374,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         summary=f"{cls.title} ({v.status}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
         hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,
-        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(m, v),
+        data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(v, matrix),
         next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)),
         budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,
                       entries_read=stats.entries_read, entries_skipped=stats.entries_skipped, seconds=round(a.seconds, 3)),

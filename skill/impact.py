@@ -8,6 +8,7 @@ the rows (`python -m skill.references`), and tests/test_impact.py has a test per
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,13 +35,15 @@ class Line:
 
     @property
     def next_damage(self) -> int | None:
-        return next((d for d in self.damage if d > self.ts), None)
+        i = bisect_right(self.damage, self.ts)  # both tuples are sorted: a line is judged in O(log n)
+        return self.damage[i] if i < len(self.damage) else None
 
     @property
-    def ran_on(self) -> list[int]:
+    def ran_on(self) -> tuple[int, ...]:
         """Activity after the line and before the next failure (or the end of the data)."""
         nxt = self.next_damage
-        return [t for t in self.activity if t > self.ts and (nxt is None or t < nxt)]
+        end = bisect_left(self.activity, nxt) if nxt is not None else len(self.activity)
+        return self.activity[bisect_right(self.activity, self.ts):end]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from evals import scenarios as sc
 from evals.scenarios import NS, Item, fmt_ns, parse_duration
 
 from .logs import Logs
-from .model import MAIN, Ctr, Output, Pod, ShapeError
+from .model import Ctr, Output, Pod, ShapeError
 
 
 class Incident(Logs):
@@ -39,15 +39,8 @@ class Incident(Logs):
 
     def item_log(self, it: Item) -> None:
         sp = it.spec
-        pods = self.pods_of(it)
-        o = self.out(it)
-        o.pod = pods[0]
-        for n, pod in enumerate(pods):
-            c = pod.ctr(sp.get("container"))
-            if c is None:
-                raise ShapeError(f"{it.where()}: {pod.ref} has no container {sp.get('container')!r}")
-            o.container = o.container or c.name
-            o.image = o.image or c.image
+        o, targets = self.targets(it)
+        for n, pod, c in targets:
             for t in self.repeats(sp.get("repeat"), it.at + (self.jitter(0.05, 0.9) if n else 0)):
                 if not c.alive(t):
                     raise ShapeError(f"{it.where()}: {pod.ref}/{c.name} is not running at {fmt_ns(t)}; it runs "

@@ -20,7 +20,7 @@ import yaml
 from evals.scenarios import NS, Item, fmt_ns, glog_stamp, parse_iso
 
 from .logs import Logs
-from .model import MAIN, Ctr, Pod, ShapeError
+from .model import Ctr, Pod, ShapeError
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "fixtures" / "recordings"
 PROGRAM_DIR = "/work/main/evals/recording/programs/"
@@ -148,15 +148,8 @@ class RecordingItem(Logs):
             raise ShapeError(f"{it.where()}: needs `id:` (a folder of fixtures/recordings)")
         rec = load_recording(str(sp["id"]))
         lines = select(rec, sp, it.where())
-        o = self.out(it)
-        pods = self.pods_of(it)
-        o.pod = pods[0]
-        for n, pod in enumerate(pods):
-            c = pod.ctr(sp.get("container"))
-            if c is None:
-                raise ShapeError(f"{it.where()}: {pod.ref} has no container {sp.get('container')!r}")
-            o.container = o.container or c.name
-            o.image = o.image or c.image
+        _o, targets = self.targets(it)
+        for n, pod, c in targets:
             t0 = self.splice_start(it, pod, c) + (self.jitter(0.05, 0.9) if n else self.jitter(0.0, 0.9))
             self.splice(it, rec, lines, pod, c, t0)
 

@@ -153,6 +153,20 @@ class World:
             raise ShapeError(f"{item.where()}: {pod.ref} has no container {item.spec.get('container')!r}")
         return c
 
+    def targets(self, item: Item) -> tuple[Output, list[tuple[int, Pod, Ctr]]]:
+        """The pods an item writes to and the container of each (ctr_of); its output names the first pod, container
+        and image."""
+        o = self.out(item)
+        pods = self.pods_of(item)
+        o.pod = pods[0]
+        out = []
+        for n, pod in enumerate(pods):
+            c = self.ctr_of(pod, item)
+            o.container = o.container or c.name
+            o.image = o.image or c.image
+            out.append((n, pod, c))
+        return o, out
+
     def pods_of(self, item: Item, field_name: str = "pod") -> list[Pod]:
         spec = item.spec
         raw = spec.get(field_name) if field_name in spec else spec.get("pods")
