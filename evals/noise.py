@@ -22,10 +22,12 @@ from __future__ import annotations
 import copy as _copy
 import re
 
+from skill.catalog import MILESTONES
+
 from .transforms import Copy, _ns, _ts, container, is_container_log, is_user_container, text_of
 
 NS = 1_000_000_000
-STEP = re.compile(r"(?i)\bstep\b[\s:=#]*\d+")
+STEP = re.compile(next(m.pattern.regex for m in MILESTONES if m.id == "progress"))  # the engine's own step pattern
 SCRATCH = re.compile(r"--gcs_scratch_location=(gs://[^'\"\s]+)")
 
 # JAX's own start-up warnings (jax/_src/xla_bridge.py, jax/_src/dtypes.py) and etils' gfile shim (used by Orbax).

@@ -9,7 +9,7 @@ import jinja2
 
 from .catalog import BY_ID, SYMPTOMS, VERDICT_SOURCES
 from .catalog.scheduling import INVALID_FIELD
-from .catalog.types import Text
+from .catalog.types import SIDECAR_CONTAINER, Text
 from .citations import SAME_MOMENT_NS, cite, failure_symptoms, node_of, pod_of, primary, said_line
 from .classify import Hypo, Verdict, activity
 from .diagnosis import (Budget, Diagnosis, Entity, Evidence, Fix, Hypothesis, Observation, RootCause, TimelineItem,
@@ -105,7 +105,7 @@ def entities(model: Workload, root: Hypo, symptoms: list[Signal] = (), triggers:
         pod, _, container = name.partition("/")
         # version skew is fixed in the images; a colocated sidecar is the user's own build, fixed in its image whatever
         # the class
-        if cls.names_images or container == "colocated-python-sidecar":
+        if cls.names_images or container == SIDECAR_CONTAINER:
             c = model.pods[pod].containers.get(container) if kind == "Container" and pod in model.pods else None
             if c and c.image:
                 out.setdefault(("Image", c.image), None)
@@ -243,7 +243,7 @@ def _python_versions(model: Workload, user_container: str) -> tuple[str, str]:
         r = s.record
         if r.container == user_container and r.pod == model.head_pod:
             client = client or s.groups.get("version", "")
-        elif r.container == "colocated-python-sidecar":
+        elif r.container == SIDECAR_CONTAINER:
             sidecar = sidecar or s.groups.get("version", "")
     return client, sidecar
 

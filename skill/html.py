@@ -21,6 +21,7 @@ from .redact import redact, redact_obj
 from .report import View, environment, view
 
 LEFT, WIDTH, LANE_H, GROUP_H, TOP, MAX_TICKS, ALL_PODS = 300, 1000, 24, 20, 36, 60, 32
+NS = 1_000_000_000
 _RESTART_SYMPTOMS = {"jobset_restarting", "crashloop"}
 _SYMPTOM_BY_TITLE = {s.title: s.id for s in SYMPTOMS}
 
@@ -172,7 +173,6 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
     return _layout(list(lanes.lanes.values()), start, end, stalled, d.failure_class)
 
 
-NS = 1_000_000_000
 _TICK_STEPS_S = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .catalog.types import SIDECAR_CONTAINER
 from .catalog.release import RELEASE, VERSION_CLASS, ImageRef, nearest_supported_jax, parse_image, supported_jax
 from .model import Workload
 
 SERVER_CONTAINERS = ("pathways-worker", "pathways-rm")
 PROXY_CONTAINERS = ("pathways-proxy",)
-SIDECAR_CONTAINERS = ("colocated-python-sidecar",)
+SIDECAR_CONTAINERS = (SIDECAR_CONTAINER,)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import FactRule, FailureClass, Fix, Pattern
+from .types import SIDECAR_CONTAINER, FactRule, FailureClass, Fix, Pattern
 
 _PCI = ("Pod", "Container", "Image")
 
@@ -141,7 +141,7 @@ LIBTPU_MISMATCH = FailureClass(
     names_images=True,
 )
 
-_SIDECAR = ("colocated-python-sidecar",)
+_SIDECAR = (SIDECAR_CONTAINER,)
 _PCN = ("Pod", "Container", "Node")
 
 COLOCATED_PYTHON_FAILURE = FailureClass(

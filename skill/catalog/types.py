@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..records import is_head_pod
 
 PATHWAYS_CONTAINERS = ("pathways-rm", "pathways-proxy", "pathways-worker")
+SIDECAR_CONTAINER = "colocated-python-sidecar"  # the colocated Python sidecar beside pathways-worker (a user build)
 
 
 @dataclass(frozen=True)
