@@ -185,8 +185,12 @@ NUDGE = (f"Give your final answer now by calling `{FINAL_TOOL}` with the complet
 
 def ask(question: str, *, replay: str | Path | None = None, jobset: str | None = None, model: str | None = None,
         max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
-        max_answer_retries: int = 2, client=None, now: str | None = None, tools=None) -> AskResult:
-    """Answer a question about one workload with the model and the registry's tools; see the module docstring."""
+        max_answer_retries: int = 2, client=None, now: str | None = None, tools=None,
+        analysis=None) -> AskResult:
+    """Answer a question about one workload with the model and the registry's tools; see the module docstring.
+
+    `analysis`: the replay folder's skill.api.analyse_replay(replay, jobset=jobset, digest=True), when the caller
+    has it already (it is computed here otherwise)."""
     import anthropic
 
     from tools.registry import registry
@@ -207,7 +211,8 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
     tools = tools or registry()
     if FINAL_TOOL in tools:
         raise InputError(f"a registry tool may not be called {FINAL_TOOL!r}: that name is the answer")
-    analysis = analyse_replay(replay, jobset=jobset, digest=True)
+    if analysis is None or analysis.digest is None:
+        analysis = analyse_replay(replay, jobset=jobset, digest=True)
     base = build(analysis, logging_requests=0)  # = diagnose_replay, keeping the analysis for the digest
     digest = digest_of(analysis, base)  # the logs behind it, grouped, within 8,000 tokens (skill.digest); seeded
     # inside the diagnose result, so the model gets both in one untrusted-data block

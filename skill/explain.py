@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import quote as urlquote
 
@@ -273,7 +274,13 @@ def _explanation_text(explanation: str | tuple[Text, ...], matched: frozenset[st
 
 
 def _render(template: str | None, ctx: dict[str, str]) -> str | None:
-    return None if template is None else _ENV.from_string(template).render(**ctx)
+    return None if template is None else _template(template).render(**ctx)
+
+
+@functools.lru_cache(maxsize=1024)
+def _template(source: str) -> jinja2.Template:
+    """A catalog template compiled once (the catalog's templates are a fixed, small set)."""
+    return _ENV.from_string(source)
 
 
 def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[TimelineItem]:

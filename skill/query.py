@@ -636,7 +636,7 @@ def _compile(node: Node) -> Predicate:
 @functools.lru_cache(maxsize=512)
 def compile_filter(text: str) -> Predicate:
     """A fast predicate over raw LogEntry dicts for a filter (parsed once, cached); raises FilterSyntaxError."""
-    return _compile(parse(text))
+    return _compile(parse_cached(text))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -154,10 +154,8 @@ def test_submit_tool_schema_is_the_packaged_contract():
     assert diagnosis_schema()["$defs"]
 
 
-def test_check_answer_rules():
-    from skill.api import diagnose_replay
-
-    base = diagnose_replay(FIXTURES / "case-001").to_json_dict()
+def test_check_answer_rules(replayed):
+    base = replayed.diagnosis(FIXTURES / "case-001").to_json_dict()
     seen, known = set(Diagnosis.model_validate(base).cited_ids()), {base["failure_class"]}
     assert check_answer(base, seen, known)[0] is not None
     assert check_answer({k: v for k, v in base.items() if k != "schema"}, seen, known)[0] is not None
@@ -266,11 +264,9 @@ def test_cli_ask_text_reports_usage():
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in FIXTURES.glob("*/expected.yaml") for p in [p.parent]))
-def test_every_case_survives_an_injected_tool_call(case):
+def test_every_case_survives_an_injected_tool_call(case, replayed):
     """A model turn that asks for tools outside the registry, then copies the deterministic verdict."""
-    from skill.api import diagnose_replay
-
-    base = diagnose_replay(FIXTURES / case).to_json_dict()
+    base = replayed.diagnosis(FIXTURES / case).to_json_dict()
     usage = {"input_tokens": 10, "output_tokens": 5}
     turns = [
         {"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
@@ -280,7 +276,8 @@ def test_every_case_survives_an_injected_tool_call(case):
         answer_turn(base, text="Verdict.", usage=usage),
     ]
     with FakeAnthropic(turns) as fake:
-        r = ask("why?", replay=FIXTURES / case, client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0))
+        r = ask("why?", replay=FIXTURES / case, client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0),
+                analysis=replayed.analysis(FIXTURES / case, digest=True))
     assert r.rejected_tool_calls == 2 and r.fallback is None
     assert r.diagnosis.failure_class == base["failure_class"]
     assert all(b["is_error"] for b in fake.requests[1]["messages"][-1]["content"])

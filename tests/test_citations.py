@@ -2,34 +2,32 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import pytest
 
 from skill import references
-from skill.api import analyse_replay
 from skill.citations import RULES, cite
 
 from conftest import CASES, ROOT
 
 
-@lru_cache(maxsize=1)
-def cited_by_rule() -> dict[str, set[str]]:
+@pytest.fixture(scope="module")
+def cited_by_rule(replayed) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {r.name: set() for r in RULES}
     for case in CASES:
-        a = analyse_replay(case)
+        a = replayed.analysis(case)
         for rule, s in cite(a.model, a.verdict):
             out[rule].add(case.name)
     return out
 
 
 @pytest.mark.parametrize("rule", [r.name for r in RULES])
-def test_every_rule_cites_something_in_the_library(rule):
-    assert cited_by_rule()[rule], f"no library case is cited by the rule '{rule}'"
+def test_every_rule_cites_something_in_the_library(rule, cited_by_rule):
+    assert cited_by_rule[rule], f"no library case is cited by the rule '{rule}'"
 
 
-def test_each_id_is_cited_once_in_rule_order():
-    a = analyse_replay(CASES[0])
+def test_each_id_is_cited_once_in_rule_order(replayed):
+    a = replayed.analysis(CASES[0])
     ids = [s.record.id for _rule, s in cite(a.model, a.verdict)]
     assert len(ids) == len(set(ids))
 

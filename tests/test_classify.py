@@ -273,12 +273,11 @@ def test_tensorstore_bucket_wording_and_gke_vm_names_give_entities():
     assert ("NodePool", "tpu-np-0") in {(e.kind, e.name) for e in entities(model, Hypo("tpu_capacity_unavailable", 0.9, [v1], T0))}
 
 
-def test_a_one_off_line_saying_step_is_not_progress():
+def test_a_one_off_line_saying_step_is_not_progress(replayed):
     """case-098's injected runbook note says '[RB-4471 step 3]': the repeated step lines are progress, it is not."""
-    from skill.api import diagnose_replay
     from conftest import ROOT
 
-    d = diagnose_replay(ROOT / "fixtures" / "case-098")
+    d = replayed.diagnosis(ROOT / "fixtures" / "case-098")
     cited = {e.id: e.excerpt for e in d.evidence}
     assert not any("RB-4471" in x for x in cited.values())
     assert not any("RB-4471" in t.summary for t in d.timeline)
@@ -408,11 +407,10 @@ def test_a_failed_recovery_names_the_interrupted_vm_and_its_node_pool():
     assert {("Node", "gke-c-tpu-np-2-ba24fdbb-nvru"), ("NodePool", "tpu-np-2")} <= got
 
 
-def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step():
-    from skill.api import diagnose_replay
+def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step(replayed):
     from conftest import ROOT
 
-    d = diagnose_replay(ROOT / "fixtures" / "case-002")
+    d = replayed.diagnosis(ROOT / "fixtures" / "case-002")
     assert any("Slices Now Ready" in e.excerpt for e in d.evidence)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from skill.api import analyse_replay
 from skill.ask import render_tool_result
 from skill.digest import Digest, digest_of, estimate_tokens, template
 from skill.explain import build
@@ -56,8 +55,8 @@ def test_the_bound_holds_on_many_distinct_lines():
 
 
 @pytest.mark.parametrize("case", CASES[:6], ids=lambda c: c.name)
-def test_fixture_digest_keeps_evidence_verbatim_and_signals_first(case):
-    a = analyse_replay(case, digest=True)
+def test_fixture_digest_keeps_evidence_verbatim_and_signals_first(case, replayed):
+    a = replayed.analysis(case, digest=True)
     dg = build(a, logging_requests=0)
     doc = digest_of(a, dg)
     assert doc["tokens_estimate"] <= 8000

@@ -20,8 +20,8 @@ SCORED = [p for p in sorted((ROOT / "fixtures").glob("case-*")) + sorted((ROOT /
 SAMPLE = SCORED if os.environ.get("PW_DUCK_ALL") else SCORED[::16]
 
 
-def _same(folder: Path) -> None:
-    a = diagnose_replay(folder).to_json_dict()
+def _same(folder: Path, replayed) -> None:
+    a = replayed.diagnosis(folder).to_json_dict()
     b = diagnose_replay(folder, engine="duckdb").to_json_dict()
     for d in (a, b):
         d["budget"].pop("seconds", None)
@@ -29,8 +29,8 @@ def _same(folder: Path) -> None:
 
 
 @pytest.mark.parametrize("folder", SAMPLE, ids=lambda p: p.name)
-def test_duckdb_engine_gives_the_exact_diagnosis(folder):
-    _same(folder)
+def test_duckdb_engine_gives_the_exact_diagnosis(folder, replayed):
+    _same(folder, replayed)
 
 
 @pytest.mark.parametrize("h", [h for h in CORPUS if not h.known_bug], ids=lambda h: h.name)

@@ -20,14 +20,27 @@ CASES = load_cases([FIXTURES])
 
 
 class Fixed:
-    """An agent that answers from the real diagnosis, then bends it."""
+    """An agent that answers from the real diagnosis (the session's copy, see conftest.Replayed), then bends it."""
 
-    def __init__(self, name, bend):
-        self.name, self.bend = name, bend
+    def __init__(self, name, bend, replayed=None):
+        self.name, self.bend, self.replayed = name, bend, replayed
 
     def run(self, case_path: Path) -> AgentRun:
-        d = diagnose_replay(case_path)
+        d = self.replayed.diagnosis(case_path) if self.replayed else diagnose_replay(case_path)
         return AgentRun(self.bend(d) or d)
+
+
+class SessionRules:
+    """RulesAgent's answers, read from the session's diagnoses instead of computed again (RulesAgent itself is run
+    by the tests below and by eval_main)."""
+
+    name = "rules"
+
+    def __init__(self, replayed):
+        self.replayed = replayed
+
+    def run(self, case_path: Path) -> AgentRun:
+        return AgentRun(self.replayed.diagnosis(case_path), None, 0.0)
 
 
 def _always_hbm(d):
@@ -43,31 +56,31 @@ def _unsafe_fix(d):
     d.fix.append(Fix(summary="cordon it", command="kubectl cordon gke-node-1", risk="low"))
 
 
-def test_the_rules_engine_passes_the_gate_over_the_library():
-    result = run_eval(CASES, RulesAgent())
+def test_the_rules_engine_passes_the_gate_over_the_library(replayed):
+    result = run_eval(CASES, SessionRules(replayed))
     s = result.summary()
     assert result.gate(s) == [], s["failed"]
     assert s["top1"] >= 0.95 and s["fabricated_citations"] == 0
     assert s["calibration"]["confident_wrong"] == []  # every answer at confidence >= 0.9 is right
 
 
-def test_an_agent_that_always_says_hbm_oom_fails():
-    r = run_eval(CASES, Fixed("hbm", _always_hbm))
+def test_an_agent_that_always_says_hbm_oom_fails(replayed):
+    r = run_eval(CASES, Fixed("hbm", _always_hbm, replayed))
     s = r.summary()
     assert s["top1"] < 0.2 and any("top1" in g for g in r.gate(s))
     assert any("wrong at confidence >= 0.9" in g for g in r.gate(s))  # it keeps the engine's confidence
     assert any(c["expected"] != "hbm_oom" and c["got"] == "hbm_oom" for c in s["confusion"])
 
 
-def test_invented_citations_fail_the_case_and_the_gate():
-    r = run_eval(CASES[:3], Fixed("liar", _invent_ids))
+def test_invented_citations_fail_the_case_and_the_gate(replayed):
+    r = run_eval(CASES[:3], Fixed("liar", _invent_ids, replayed))
     s = r.summary()
     assert s["fabricated_citations"] == 3 and s["pass_rate"] == 0
     assert any("fabricated" in g for g in r.gate(s))
 
 
-def test_a_mutating_fix_without_high_risk_fails():
-    r = run_eval(CASES[:2], Fixed("unsafe", _unsafe_fix))
+def test_a_mutating_fix_without_high_risk_fails(replayed):
+    r = run_eval(CASES[:2], Fixed("unsafe", _unsafe_fix, replayed))
     assert all(not cr.check("fix_check").passed for cr in r.results)
 
 

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from evals.builder.launchers import LAUNCHERS
-from skill.api import analyse_replay
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = {"case-202": "gcluster", "case-203": "gcluster-headless", "case-204": "pathways-job",
@@ -16,11 +15,11 @@ CASES = {"case-202": "gcluster", "case-203": "gcluster-headless", "case-204": "p
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_launcher_layout_understood(case: str) -> None:
+def test_launcher_layout_understood(case: str, replayed) -> None:
     scenario = yaml.safe_load((FIXTURES / case / "scenario.yaml").read_text())
     wl = scenario["workload"]
     assert wl["launcher"] == CASES[case] and wl["launcher"] in LAUNCHERS
-    result = analyse_replay(FIXTURES / case)
+    result = replayed.analysis(FIXTURES / case)
     pods = result.model.pods.values()
     assert sum(p.role == "head" for p in pods) == 1
     assert not [p.name for p in pods if p.role == "other"]

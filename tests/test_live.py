@@ -28,11 +28,11 @@ def same(live, replay) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_live_equals_replay(case):
+def test_live_equals_replay(case, replayed):
     with Live(case) as lv:
         d = lv.diagnose()
         assert not lv.kube.non_get, lv.kube.non_get
-    replay = diagnose_replay(case)
+    replay = replayed.diagnosis(case)
     same(d, replay)
     assert d.failure_class == expected(case)["failure_class"]
     assert d.budget.logging_requests > 0
@@ -82,7 +82,7 @@ def _chatter(entries: list[dict], n: int) -> list[dict]:
     return out
 
 
-def test_big_incident_is_read_narrowly():
+def test_big_incident_is_read_narrowly(replayed):
     case = CASES[0]
     base = load_entries(case)
     with Live(case, base + _chatter(base, 50_000)) as lv:
@@ -93,7 +93,7 @@ def test_big_incident_is_read_narrowly():
     assert len(lv.entries) > 50_000
     assert len(reqs) <= 20
     assert lv.logging.entries_sent <= 20_000
-    same(d, diagnose_replay(case))
+    same(d, replayed.diagnosis(case))
 
 
 def test_fleet_of_256_hosts_over_two_hours_is_read_narrowly(tmp_path: Path):
@@ -126,14 +126,14 @@ def test_fleet_of_256_hosts_over_two_hours_is_read_narrowly(tmp_path: Path):
 # -- faults -------------------------------------------------------------------------------------------------------
 
 
-def test_429_burst_is_retried():
+def test_429_burst_is_retried(replayed):
     case = CASES[0]
     with Live(case) as lv:
         lv.logging.fail(429, times=3)
         lv.logging.fail(429, times=2, after=4)
         d = lv.diagnose()
     assert sum(r.status == 429 for r in lv.logging.list_requests) == 5
-    same(d, diagnose_replay(case))
+    same(d, replayed.diagnosis(case))
     assert not [g for g in d.data_gaps if "Cloud Logging" in g]
 
 
@@ -163,12 +163,12 @@ def test_unknown_project_says_so():
             lv.diagnose(project="no-such-project")
 
 
-def test_503_mid_paging_recovers_or_leaves_a_gap():
+def test_503_mid_paging_recovers_or_leaves_a_gap(replayed):
     case = CASES[0]
     with Live(case) as lv:
         lv.logging.fail(503, times=2, after=2)
         d = lv.diagnose(limits=fast(page_size=50))
-    same(d, diagnose_replay(case))
+    same(d, replayed.diagnosis(case))
     with Live(case) as lv:
         lv.logging.fail(503, times=1000, after=2)
         d = lv.diagnose(limits=fast(page_size=50, retries=3))
@@ -411,13 +411,13 @@ def test_missing_google_credentials_is_one_line(tmp_path, monkeypatch):
             lv.diagnose(logging_endpoint=_refused_url("https"))
 
 
-def test_502_is_retried():
+def test_502_is_retried(replayed):
     case = CASES[0]
     with Live(case) as lv:
         lv.logging.fail(502, times=2)
         d = lv.diagnose()
     assert sum(r.status == 502 for r in lv.logging.list_requests) == 2
-    same(d, diagnose_replay(case))
+    same(d, replayed.diagnosis(case))
 
 
 def test_a_dead_service_is_not_retried_query_after_query():

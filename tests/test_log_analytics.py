@@ -12,7 +12,6 @@ pytest.importorskip("google.cloud.bigquery", reason="--log-analytics needs googl
 
 from evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery  # noqa: E402
 from evals.fakes.live_case import LiveCase  # noqa: E402
-from skill.api import diagnose_replay  # noqa: E402
 from skill.diagnose_live import diagnose_log_analytics  # noqa: E402
 from skill.errors import InputError, SourceError  # noqa: E402
 from skill.query import compile_filter  # noqa: E402
@@ -49,10 +48,10 @@ class Case:
 
 
 @pytest.mark.parametrize("case", EQUAL_CASES, ids=[c.name for c in EQUAL_CASES])
-def test_log_analytics_equals_replay(case):
+def test_log_analytics_equals_replay(case, replayed):
     with Case(case) as c:
         d = c.diagnose()
-    replay = diagnose_replay(case)
+    replay = replayed.diagnosis(case)
     assert (d.failure_class, d.status) == (replay.failure_class, replay.status)
     assert [e.id for e in d.evidence] == [e.id for e in replay.evidence]
     assert d.failure_class == expected(case)["failure_class"]

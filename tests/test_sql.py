@@ -13,7 +13,6 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.api import analyse_replay
 from skill.logtable import connect, load_entries, load_export, select
 from skill.query import compile_filter, parse, quote
 from skill.records import format_ns
@@ -196,26 +195,27 @@ CASES = ["case-001", "case-010", "case-029", "case-074", "case-116"]
 
 
 @lru_cache(maxsize=None)
-def workload_filters(case: str) -> tuple[tuple[str, str], ...]:
-    return tuple((q.name, q.filter) for q in analyse_replay(FIXTURES / case).queries)
+def workload_filters(case: str, replayed) -> tuple[tuple[str, str], ...]:
+    return tuple((q.name, q.filter) for q in replayed.analysis(FIXTURES / case).queries)
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_workload_filters_compile_and_match_the_reference(case):
+def test_workload_filters_compile_and_match_the_reference(case, replayed):
     c = connect(threads=1)
     load_export(c, FIXTURES / case / "logs.json")
     entries = json.loads((FIXTURES / case / "logs.json").read_text())
     exact = 0
-    for name, text in workload_filters(case):
+    filters = workload_filters(case, replayed)
+    for name, text in filters:
         ids, _ = select(c, text)  # raises Uncompilable: every workload filter must compile
         assert sorted(ids) == sorted(e["insertId"] for e in entries if compile_filter(text)(e)), (case, name)
         exact += 1
-    print(f"\n{case}: {exact}/{len(workload_filters(case))} workload filters compiled exactly")
+    print(f"\n{case}: {exact}/{len(filters)} workload filters compiled exactly")
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_workload_filters_render_as_bigquery(case):
-    for name, text in workload_filters(case):
+def test_workload_filters_render_as_bigquery(case, replayed):
+    for name, text in workload_filters(case, replayed):
         sql = to_sql(text, ALL_LOGS)
         tree = sqlglot.parse_one(sql, read="bigquery")  # raises ParseError on invalid BigQuery
         assert tree.sql(dialect="bigquery"), name

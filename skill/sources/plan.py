@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..query import (And, Call, Compare, Node, Not, Or, Predicate, compile_node, parse, parse_cached,
+from ..query import (And, Call, Compare, Node, Not, Or, Predicate, compile_node, parse_cached,
                      parse_timestamp_ns, regex_bytes_test)
 
 
@@ -38,7 +38,7 @@ def compile_route_filter(text: str, known: tuple[str, ...]) -> Predicate:
     False on a dict holding an entry's `known` fields means the filter is false on the entry itself, whatever
     its other fields hold; replay uses it to skip parsing entries again (same answers, less work).
     """
-    return compile_node(_route_approx(parse(text), frozenset(known), True))
+    return compile_node(_route_approx(parse_cached(text), frozenset(known), True))
 
 
 def _known(node: Node, known: frozenset[str]) -> bool:
