@@ -1,8 +1,9 @@
 """One measurement of one incident, run in its own process so sizes and modes don't pollute each other's RSS.
 
-    python -m bench.measure replay|baseline|live FOLDER
+    python -m bench.measure replay|scan|duckdb-scan|baseline|live FOLDER
 
-Prints one JSON object on stdout. `replay` is the real path (skill.api), `baseline` the naive one (stdlib json and
+Prints one JSON object on stdout. `replay` is the real path (skill.api), `scan` the exact reader's bare scan (split
+and decode every element, nothing else), `duckdb-scan` DuckDB's, `baseline` the naive one (stdlib json and
 one Python `re` search per catalog pattern per line), `live` the live path against the loopback fake Cloud Logging
 and Kubernetes servers of evals/fakes (the fake evaluates each filter over the whole export).
 """
@@ -50,14 +51,14 @@ def _verdict(d, analysis=None) -> dict:
             "root_evidence_templates": [shape.get(i, i) for i in root]}
 
 
-def replay(folder: Path, engine: str = "exact", threads: int = 1) -> dict:
+def replay(folder: Path) -> dict:
     from skill.api import analyse_replay
     from skill.ask import render_tool_result
     from skill.digest import digest_of, estimate_tokens
     from skill.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
-    analysis = analyse_replay(folder, digest=True, engine=engine, threads=threads)
+    analysis = analyse_replay(folder, digest=True)
     d = build(analysis, logging_requests=0)
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     digest = digest_of(analysis, d)
@@ -169,17 +170,30 @@ def live(folder: Path) -> dict:
             "live_entries_transferred": logging.entries_sent, "data_gaps": d.data_gaps, **_verdict(d)}
 
 
-def scan(folder: Path, threads: int = 1) -> dict:
-    """DuckDB's bare scan of the export's log files, the physical reference for the duckdb replay: read_json with
-    the routing fields projected, a count, and one RE2 regexp over textPayload."""
+def scan(folder: Path) -> dict:
+    """The exact reader's bare scan of the export's log files, its physical reference: every element split off on
+    gcloud's layout and decoded with orjson (skill.sources.files.iter_spans), nothing else."""
+    from skill.sources.files import iter_spans
+    from skill.sources.replay import ReplaySource
+
+    files = ReplaySource(Path(folder))._log_files
+    t0, c0 = time.perf_counter(), _cpu()
+    n = sum(1 for path in files for _ in iter_spans(path))
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": _cpu() - c0, "entries": n,
+            "peak_rss_mib": _rss_mib()}
+
+
+def duckdb_scan(folder: Path) -> dict:
+    """DuckDB's bare scan of the same files on one thread, what a vectorised reader costs: read_json with the
+    routing fields projected (payloads kept as JSON), a count, and one RE2 regexp over textPayload."""
     import duckdb
 
     from skill.sources.replay import ReplaySource
 
-    files = [str(p) for p in ReplaySource(folder)._log_files]
+    files = [str(p) for p in ReplaySource(Path(folder))._log_files]
     t0, c0 = time.perf_counter(), _cpu()
     con = duckdb.connect(":memory:")
-    con.execute(f"SET threads = {threads}")
+    con.execute("SET threads = 1")
     n, hits = con.execute(
         "SELECT count(*), count(*) FILTER (WHERE regexp_matches(textPayload, 'FATAL|Traceback|DEADLINE_EXCEEDED')) "
         "FROM read_json(?, format = 'auto', columns = {insertId: 'VARCHAR', timestamp: 'VARCHAR', "
@@ -191,9 +205,7 @@ def scan(folder: Path, threads: int = 1) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     mode, folder = (argv or sys.argv[1:])[:2]
-    fn = {"replay": replay, "baseline": baseline, "live": live,
-          "duckdb-1": lambda f: replay(f, "duckdb", 1), "duckdb-2": lambda f: replay(f, "duckdb", 2),
-          "scan-1": lambda f: scan(f, 1), "scan-2": lambda f: scan(f, 2)}[mode]
+    fn = {"replay": replay, "baseline": baseline, "live": live, "scan": scan, "duckdb-scan": duckdb_scan}[mode]
     print(json.dumps(fn(Path(folder))))
     return 0
 
