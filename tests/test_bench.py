@@ -11,6 +11,7 @@ from skill.digest import MAX_TOKENS, digest_of
 from skill.explain import build
 
 FIELDS = ("entries", "replay_seconds", "entries_per_second", "baseline_entries_per_second", "peak_rss_mib",
+          "scan_cpu_seconds", "replay_over_scan",
           "live_requests", "live_entries_transferred", "digest_tokens", "failure_class")
 SMOKE = 3000
 
@@ -27,13 +28,15 @@ def test_smoke_row_has_every_field_and_the_injected_failure(row):
     assert row["digest_tokens"] <= MAX_TOKENS
     assert row["live_same_as_replay"] and row["live_requests"] >= 1
     assert SMOKE * 0.7 <= row["entries"] <= SMOKE * 1.3
-    assert "entries/s" in table([row])
+    assert row["scan_entries"] == row["entries"]  # the bare scan reads the same export
+    assert "entries/CPU s" in table([row]) and "replay/scan" in table([row])
 
 
 def test_check_names_every_target(row):
     big = {**row, "entries": 1_000_000}  # the speed, memory and live targets are stated for 1M entries
     names = " ".join(n for n, _ok, _d in check([row, big]))
-    for word in ("baseline", "entries/s", "RSS", "requests", "digest", "same verdict and root-cause evidence"):
+    for word in ("baseline", "entries/s", "bare scan", "RSS", "requests", "digest",
+                 "same verdict and root-cause evidence"):
         assert word in names
     assert dict((n, ok) for n, ok, _ in check([row]))[f"digest <= 8,000 tokens ({row['entries']:,})"]
 
