@@ -51,7 +51,7 @@ def entries(draw, i: int = 0) -> dict:
     return e
 
 
-def _read(tmp_path, items: list[dict], ascii_only: bool, jsonl: bool) -> dict[str, set[str]]:
+def _read(tmp_path, items: list[dict], ascii_only: bool, jsonl: bool, filters=FILTERS) -> dict[str, set[str]]:
     for n, e in enumerate(items):
         e["insertId"] += f"-{n}"  # unique, so each entry is yielded (and compared) on its own
     name = "logs.jsonl" if jsonl else "logs.json"
@@ -61,7 +61,7 @@ def _read(tmp_path, items: list[dict], ascii_only: bool, jsonl: bool) -> dict[st
     folder.mkdir()
     (folder / name).write_text(body, encoding="utf-8")
     src = ReplaySource(folder)
-    queries = [LogQuery(f"q{i}", f) for i, f in enumerate(FILTERS)]
+    queries = [LogQuery(f"q{i}", f) for i, f in enumerate(filters)]
     got: dict[str, set[str]] = {q.name: set() for q in queries}
     for q, e in src.read(queries):
         got[q.name].add(e["insertId"])
@@ -74,6 +74,18 @@ def _read(tmp_path, items: list[dict], ascii_only: bool, jsonl: bool) -> dict[st
 def test_replay_read_equals_the_filter_on_every_entry(tmp_path, items, ascii_only, jsonl):
     got = _read(tmp_path, items, ascii_only, jsonl)
     for i, f in enumerate(FILTERS):
+        pred = compile_filter(f)
+        assert got[f"q{i}"] == {e["insertId"] for e in items if pred(e)}, f
+
+
+@settings(max_examples=40, **QUICK)
+@given(items=st.lists(entries(), min_size=1, max_size=12), ascii_only=st.booleans(), jsonl=st.booleans())
+def test_a_route_s_regexes_ored_into_one_prefilter_miss_nothing(tmp_path, items, ascii_only, jsonl):
+    """Only positive text regexes: every plan of the text route has a pattern, so replay tests their OR first
+    (plan.text_gate) and each regex only on the entries it lets through."""
+    gated = FILTERS[:len(PATTERNS)]
+    got = _read(tmp_path, items, ascii_only, jsonl, gated)
+    for i, f in enumerate(gated):
         pred = compile_filter(f)
         assert got[f"q{i}"] == {e["insertId"] for e in items if pred(e)}, f
 

@@ -7,7 +7,7 @@ Same answers as skill.query.compile_filter on every entry; only the replay sourc
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from ..query import (And, Call, Compare, Node, Not, Or, Predicate, compile_node, parse_cached,
@@ -89,12 +89,23 @@ class TimedResidual(NamedTuple):
     [lo, hi] (ns, from the filter's top-level timestamp terms) and then `rest`; any other entry gets `full`.
 
     `text` is `rest` on an entry whose only payload is a textPayload string, as a test of that string's UTF-8 bytes
-    (so replay need not parse the entry to find it false), or None when `rest` reads other fields too."""
+    (so replay need not parse the entry to find it false), or None when `rest` reads other fields too; `pattern` is
+    the RE2 pattern when `text` is just `textPayload=~pattern` (replay ORs a route's patterns into one prefilter)."""
     lo: int
     hi: int
     rest: Predicate | bool
     full: Predicate | bool
     text: Callable[[bytes], bool] | bool | None
+    pattern: str | None = None
+
+
+def text_gate(plans: Sequence[TimedResidual]) -> Callable[[bytes], bool] | None:
+    """One test of a textPayload's bytes that is false whenever every plan's `text` is: the OR of their patterns, so
+    an entry none of them wants costs one RE2 search instead of one per plan. None unless each plan has a pattern."""
+    patterns = [p.pattern for p in plans]
+    if len(patterns) < 2 or None in patterns:
+        return None
+    return regex_bytes_test("|".join(f"(?:{p})" for p in dict.fromkeys(patterns)), True)
 
 
 def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual | None:
@@ -125,7 +136,7 @@ def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual 
             hi = min(hi, ns - 1)
     node = True if not rest else rest[0] if len(rest) == 1 else And(tuple(rest))
     left: Predicate | bool = True if node is True else compile_node(node)
-    return TimedResidual(lo, hi, left, compile_node(r), _text_form(node))
+    return TimedResidual(lo, hi, left, compile_node(r), _text_form(node), _pattern(node))
 
 
 OTHER_PAYLOADS = frozenset({"jsonPayload", "protoPayload"})  # absent from an entry whose payload is textPayload
@@ -145,6 +156,16 @@ def _text_form(node: Node | bool) -> Callable[[bytes], bool] | bool | None:
         return regex_bytes_test(r.value or "", r.op == "=~")  # the usual residual: no str made at all
     pred = compile_node(r)
     return lambda b: pred({"textPayload": b.decode()})
+
+
+def _pattern(node: Node | bool) -> str | None:
+    """The pattern of node on entries whose only payload is a textPayload string, when it is `textPayload=~pattern`."""
+    if node is True:
+        return None
+    r = _specialise(node, {}, OTHER_PAYLOADS, compile_node)
+    if isinstance(r, Compare) and r.path == ("textPayload",) and r.op == "=~" and r.value:
+        return r.value
+    return None
 
 
 def _fields(node: Node) -> set[str] | None:

@@ -15,7 +15,7 @@ import orjson
 
 from ..objects import usable_objects
 from ..query import compile_filter
-from .plan import compile_route_filter, route_plan
+from .plan import compile_route_filter, route_plan, text_gate
 from ..records import as_object, parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
@@ -292,6 +292,7 @@ class ReplaySource:
         preds = [(q, compile_filter(q.filter)) for q in queries]
         possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
         plans = [self._plan(skel, queries, possible) for skel in self._skeletons]
+        gates = [text_gate([p for _i, p in plan]) for plan in plans]
         heaps: dict[int, list] = {i: [] for i, (q, _) in enumerate(preds) if q.limit}
         seq = 0
         exact = tuple((i, p) for i, (_q, p) in enumerate(preds))
@@ -301,7 +302,7 @@ class ReplaySource:
             if idx is None:
                 timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
             else:
-                timed = self._planned(path, idx, plans)
+                timed = self._planned(path, idx, plans, gates)
             for ts, got, plan in timed:
                 # the fast reader gives the entry's bytes: parsed only when a test or an uncapped match needs it,
                 # so a line only a capped query wants (the periodic launch reports) is parsed only if it is kept
@@ -341,11 +342,12 @@ class ReplaySource:
                 out.append((i, plan))
         return tuple(out)
 
-    def _planned(self, path: Path, idx: _FileIndex, plans: list) -> Iterator[tuple[int, bytes, list]]:
+    def _planned(self, path: Path, idx: _FileIndex, plans: list, gates: list) -> Iterator[tuple[int, bytes, list]]:
         """(ts, the entry's bytes, [(query index, what to test)]) for the entries of a file some query may match.
 
         An entry whose payload is a textPayload string kept verbatim in the file (idx.text) is tested on those
-        bytes by the residuals that read nothing else, and parsed only if one of them holds (or another must see it).
+        bytes by the residuals that read nothing else, and parsed only if one of them holds (or another must see it);
+        where every residual of the route is a textPayload regex, their OR (gates[route]) rules most entries out at once.
         """
         reader = SpanReader(path)
         try:
@@ -362,6 +364,10 @@ class ReplaySource:
                         yield ts, reader.get(a, b), todo
                     continue
                 (buf, at), text, todo = reader.view(a, b), None, []
+                if (gate := gates[r]) is not None:
+                    text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
+                    if not gate(text):
+                        continue
                 for i, p in plan:
                     if not p.lo <= ts <= p.hi or (test := p.text) is False:
                         continue
