@@ -14,31 +14,15 @@ from .records import format_ns, parse_ts, time_arg
 from .sources.replay import ReplaySource
 
 
-ENGINES = ("exact", "duckdb")
-
-
-def replay_source(folder: str | Path, engine: str = "exact", threads: int = 1) -> ReplaySource:
-    """The source for an export folder: the exact reader, or DuckDB with the exact reader as fallback."""
-    if engine == "duckdb":
-        from .sources.duck import DuckReplaySource
-
-        return DuckReplaySource(folder, threads=threads)
-    if engine != "exact":
-        raise InputError(f"--engine {engine!r}: not one of {', '.join(ENGINES)}")
-    return ReplaySource(folder)
-
-
-def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None,
-                    engine: str = "exact", threads: int = 1) -> Diagnosis:
+def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None) -> Diagnosis:
     """Diagnose an exported incident folder; "now" is the end of the data unless `at` says otherwise."""
-    return build(analyse_replay(folder, jobset=jobset, at=at, engine=engine, threads=threads), logging_requests=0)
+    return build(analyse_replay(folder, jobset=jobset, at=at), logging_requests=0)
 
 
 def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None,
-                   namespace: str | None = None, digest: bool = False, engine: str = "exact",
-                   threads: int = 1) -> Analysis:
+                   namespace: str | None = None, digest: bool = False) -> Analysis:
     """The analysis of an export folder, before it becomes a Diagnosis (the tools reuse it)."""
-    source = replay_source(folder, engine, threads)
+    source = ReplaySource(folder)
     objects = source.objects()
     inventory = source.inventory()
     if not objects and not source.stats.entries_read and not inventory.jobsets and not source.stats.last_ts:

@@ -111,8 +111,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     analysis = None
     if args.replay:
-        analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at, engine=args.engine,
-                                  threads=args.threads)
+        analysis = analyse_replay(args.replay, jobset=args.jobset, at=args.at)
         d = build(analysis, logging_requests=0)
     elif args.log_analytics:
         from .diagnose_live import diagnose_log_analytics
@@ -289,10 +288,6 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
                    help="default: markdown on a terminal (or by --output's extension), json when piped (said on "
                         "stderr); html: one self-contained page with a timeline picture")
     d.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
-    d.add_argument("--engine", choices=("exact", "duckdb"), default="exact",
-                   help="replay reader: exact (default; the reference) or duckdb (SQL over the export, the exact "
-                        "reader for any file DuckDB rejects)")
-    d.add_argument("--threads", type=int, default=1, metavar="N", help="DuckDB threads with --engine duckdb (default 1)")
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)
     _add_tool_parsers(sub)
