@@ -15,10 +15,12 @@ import orjson
 
 from ..objects import usable_objects
 from ..query import compile_filter
+from .index import FileIndex, LineCounter, text_at as _text_at
 from .plan import compile_route_filter, route_plan, text_gate
+from .spool import bulk_patterns
 from ..records import as_object, parse_ts, parse_utc
 from .base import LogQuery, SourceStats
-from .files import BLOCK, FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
+from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
 SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
@@ -72,7 +74,7 @@ class ReplaySource:
         self._reported: set[Path] = set()
         self._counted: set[Path] = set()
         self._indexed = False
-        self._index: dict[Path, _FileIndex] = {}
+        self._index: dict[Path, FileIndex] = {}
         self._routes: dict[bytes, int] = {}
         self._skeletons: list[dict] = []
         self._scan()
@@ -181,7 +183,7 @@ class ReplaySource:
         self._counted.add(path)
         self._finish(report)
 
-    def _usable(self, doc: object, path: Path, report: FileReport, lines: _LineCounter | None = None,
+    def _usable(self, doc: object, path: Path, report: FileReport, lines: LineCounter | None = None,
                 offset: int = 0) -> int:
         """The entry's timestamp in ns, or 0 after reporting why it can't be used (and where: `lines` counts them)."""
         if not is_log_entry(doc):
@@ -230,14 +232,15 @@ class ReplaySource:
         self._counted.add(path)
         self._finish(idx.report)
 
-    def _build_index(self, path: Path) -> _FileIndex | None:
+    def _build_index(self, path: Path) -> FileIndex | None:
         report = FileReport(path)
-        idx = _FileIndex(report)
+        idx = FileIndex(report)
         routes, skeletons = self._routes, self._skeletons
         dumps = orjson.dumps
-        lines = _LineCounter(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
+        lines = LineCounter(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
         add_ts, add_start, add_end, add_route, add_utc, add_text = (
             idx.ts.append, idx.start.append, idx.end.append, idx.route.append, idx.utc.append, idx.text.append)
+        by_route, spool_n, spool_t = idx.by_route, [], []
         try:
             for a, b, doc, raw in iter_spans(path):
                 if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
@@ -257,14 +260,28 @@ class ReplaySource:
                 if rid is None:
                     rid = routes[key] = len(skeletons)
                     skeletons.append(skel)
+                n = len(idx.ts)
                 add_ts(ts)
                 add_start(a)
                 add_end(b)
                 add_route(rid)
                 add_utc(utc)
-                add_text(_text_at(doc, raw))
+                add_text(t := _text_at(doc, raw))
+                if (ords := by_route.get(rid)) is None:
+                    ords = by_route[rid] = (array("q"), array("q"))
+                ords[0].append(n)
+                if utc and t >= 0:
+                    spool_n.append(n)
+                    spool_t.append(raw[t >> 32:t & 0xFFFFFFFF])
+                    if len(spool_n) == SPOOL_BATCH:
+                        idx.spool.extend(spool_n, spool_t)
+                        spool_n, spool_t = [], []
+                else:
+                    ords[1].append(n)
         except NotFast:
+            idx.spool.close()
             return None
+        idx.spool.extend(spool_n, spool_t)
         idx.finish()
         return idx
 
@@ -293,6 +310,7 @@ class ReplaySource:
         possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
         plans = [self._plan(skel, queries, possible) for skel in self._skeletons]
         gates = [text_gate([p for _i, p in plan]) for plan in plans]
+        bulk = [bulk_patterns([p.pattern for _i, p in plan]) if plan else None for plan in plans]
         heaps: dict[int, list] = {i: [] for i, (q, _) in enumerate(preds) if q.limit}
         seq = 0
         exact = tuple((i, p) for i, (_q, p) in enumerate(preds))
@@ -302,7 +320,7 @@ class ReplaySource:
             if idx is None:
                 timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
             else:
-                timed = self._planned(path, idx, plans, gates)
+                timed = self._planned(path, idx, plans, gates, bulk)
             for ts, got, plan in timed:
                 # the fast reader gives the entry's bytes: parsed only when a test or an uncapped match needs it,
                 # so a line only a capped query wants (the periodic launch reports) is parsed only if it is kept
@@ -342,20 +360,24 @@ class ReplaySource:
                 out.append((i, plan))
         return tuple(out)
 
-    def _planned(self, path: Path, idx: _FileIndex, plans: list, gates: list) -> Iterator[tuple[int, bytes, list]]:
+    def _planned(self, path: Path, idx: FileIndex, plans: list, gates: list, bulk: list
+                 ) -> Iterator[tuple[int, bytes, list]]:
         """(ts, the entry's bytes, [(query index, what to test)]) for the entries of a file some query may match.
 
-        An entry whose payload is a textPayload string kept verbatim in the file (idx.text) is tested on those
-        bytes by the residuals that read nothing else, and parsed only if one of them holds (or another must see it);
-        where every residual of the route is a textPayload regex, their OR (gates[route]) rules most entries out at once.
+        Only the entries idx.visits names are looked at (routes some query can match; of a route whose queries all
+        test the text with a regex, those the spool's search found). An entry whose payload is a textPayload string
+        kept verbatim in the file (idx.text) is tested on those bytes by the residuals that read nothing else, and
+        parsed only if one of them holds (or another must see it); where every residual of the route is a textPayload
+        regex, their OR (gates[route]) rules most entries out at once.
         """
         reader = SpanReader(path)
+        ts_, start, end, route, utc_, text_ = idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.text
+        visits, found = idx.visits(plans, bulk)
         try:
-            for ts, a, b, r, utc, t in zip(idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.text):
+            for o in visits:
+                ts, a, b, r, t = ts_[o], start[o], end[o], route[o], text_[o]
                 plan = plans[r]
-                if not plan:
-                    continue
-                if not utc:
+                if not utc_[o]:
                     yield ts, reader.get(a, b), [(i, p.full) for i, p in plan]
                     continue
                 if t < 0:
@@ -364,7 +386,8 @@ class ReplaySource:
                         yield ts, reader.get(a, b), todo
                     continue
                 (buf, at), text, todo = reader.view(a, b), None, []
-                if (gate := gates[r]) is not None:
+                searched = bulk[r] is not None  # then o is in found[p.pattern] wherever p's test may hold
+                if not searched and (gate := gates[r]) is not None:
                     text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
                     if not gate(text):
                         continue
@@ -375,7 +398,7 @@ class ReplaySource:
                         todo.append((i, p.rest))
                     elif test is True:
                         todo.append((i, True))
-                    else:
+                    elif not searched or o in found[p.pattern]:
                         if text is None:
                             text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
                         if test(text):
@@ -386,38 +409,8 @@ class ReplaySource:
             reader.close()
 
 
+SPOOL_BATCH = 1 << 16  # verbatim texts handed to the spool at a time
 ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
-
-
-class _FileIndex:
-    """Per usable entry of one file: timestamp, byte span, route and text span; 41 bytes an entry, not the entry."""
-
-    def __init__(self, report: FileReport):
-        self.report = report
-        self.ts, self.start, self.end, self.route = array("q"), array("q"), array("q"), array("l")
-        self.utc = array("b")  # the timestamp field itself is in the UTC spelling (so ts decides time terms)
-        self.text = array("q")  # see _text_at
-        self.first_ts = self.last_ts = 0
-
-    def finish(self) -> None:
-        """Take the time span once every entry is in (the arrays are filled by _build_index)."""
-        if self.ts:
-            self.first_ts, self.last_ts = min(self.ts), max(0, max(self.ts))  # as the reference reader counts
-
-    def route_counts(self) -> Counter:
-        return Counter(self.route)
-
-
-def _text_at(doc: dict, raw: bytes) -> int:
-    """Where the entry's bytes hold its textPayload's UTF-8 verbatim, as start << 32 | end within raw; -1 if they
-    don't (escapes, another payload beside it, no textPayload). Found by searching for those very bytes, so
-    whatever spans it gives hold exactly the string, however the JSON around it is laid out."""
-    text = doc.get("textPayload")
-    if type(text) is not str or "jsonPayload" in doc or "protoPayload" in doc or len(raw) >= 1 << 32:
-        return -1
-    enc = text.encode("utf-8", "surrogatepass")
-    j = raw.rfind(enc)  # gcloud sorts the keys: textPayload comes last but one, so from the end is quickest
-    return -1 if j < 0 else j << 32 | (j + len(enc))
 
 
 def _tally(inv: Inventory, entry: dict, n: int) -> None:
@@ -439,21 +432,3 @@ def _tally(inv: Inventory, entry: dict, n: int) -> None:
 def _json_type(value: object) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number")
-
-
-class _LineCounter:
-    """`file:line` for byte offsets of one file, counted only when asked (offsets in increasing order)."""
-
-    def __init__(self, path: Path):
-        self.path, self.pos, self.line = path, 0, 1
-
-    def where(self, offset: int) -> str:
-        with open(self.path, "rb") as f:
-            f.seek(self.pos)
-            while self.pos < offset:
-                block = f.read(min(BLOCK, offset - self.pos))
-                if not block:
-                    break
-                self.line += block.count(b"\n")
-                self.pos += len(block)
-        return f"{self.path.name}:{self.line}"

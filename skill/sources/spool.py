@@ -1,0 +1,95 @@
+"""The text spool: every verbatim textPayload of a file, one per line, searched by a regex in bulk.
+
+Replay's index pass writes here the UTF-8 of each entry's textPayload that the file holds verbatim (no escapes, so no
+raw newline in it), one per line, beside the entry's number. When every query a route can match tests only the text
+with a regex, the query pass asks the spool which lines have a match starting in them: one RE2 search per match over
+16 MiB blocks instead of one call per entry, and Python then touches only those entries (and evaluates them exactly as
+before). The search can only over-report: a text that matches on its own matches at the same place in the spool,
+since `^`/`$` under (?m) and `\\b` see the newline between two texts as they see the ends of one (patterns whose
+anchors would not, `\\A`, `\\z`, or `^`/`$` without a leading (?m), are never searched here). Each line is
+searched from its own start at least once, so a match that runs on into the next line can't hide that line's own.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
+from itertools import accumulate, islice, repeat
+from operator import add
+
+import re2
+
+from ..query import _regex
+
+SPOOL_BLOCK = 16 << 20  # bytes searched at a time
+_M_OFF = re.compile(r"\(\?[a-zA-Z]*-[a-zA-Z]*m")  # a group that turns multi-line off again
+
+
+def bulk_patterns(patterns: Sequence[str | None]) -> tuple[str, ...] | None:
+    """The distinct patterns for searches over the spool, or None when one is absent or its anchors would read the
+    spool's lines differently from a single text."""
+    if not patterns or None in patterns:
+        return None
+    for p in patterns:
+        if "\\A" in p or "\\z" in p or _M_OFF.search(p):
+            return None
+        if ("^" in p or "$" in p) and not p.startswith("(?m)"):
+            return None
+    return tuple(dict.fromkeys(patterns))
+
+
+class TextSpool:
+    """The verbatim texts of one file's entries, in entry order, in a temporary file; line i belongs to entry
+    ordinals[i] and starts at offsets[i]."""
+
+    def __init__(self) -> None:
+        self.f = tempfile.TemporaryFile(prefix="pw-spool-")
+        self.ordinals, self.offsets = array("q"), array("q")
+        self.size = 0
+
+    def extend(self, ordinals: list[int], texts: list[bytes]) -> None:
+        """Add the texts of these entries (the index pass hands them over in batches, so the work per text is C's)."""
+        if not texts:
+            return
+        self.ordinals.extend(ordinals)
+        starts = accumulate(map(add, map(len, texts), repeat(1)), initial=self.size)
+        self.offsets.extend(islice(starts, len(texts)))
+        data = b"\n".join(texts) + b"\n"
+        self.f.write(data)
+        self.size += len(data)
+
+    def candidates(self, pattern: str, block_size: int = SPOOL_BLOCK) -> array:
+        """The entry ordinals whose line has a match of pattern starting in it (every line that matches alone).
+
+        Lines are the entries' spans (offsets), not newlines: a text written verbatim may itself hold one."""
+        rx, unanchored = _regex(pattern)._regexp, re2._Anchor.UNANCHORED
+        out, offsets, n = array("q"), self.offsets, len(self.offsets)
+        self.f.flush()
+        base, line = 0, 0  # the block's offset in the spool, the index of its first line
+        while line < n:
+            self.f.seek(base)
+            block = self.f.read(block_size)
+            while True:
+                end = base + len(block)
+                # lines [line, last) end inside the block; the one starting at or before its end may not
+                last = n if end >= self.size else bisect_right(offsets, end, line) - 1
+                if last > line:
+                    break
+                block += self.f.read(block_size)  # one line longer than a block
+            cut = (self.size if last == n else offsets[last]) - base
+            pos = 0
+            while pos < cut:
+                start = rx.Match(unanchored, block, pos, cut)[0][0]
+                if start == -1:
+                    break
+                k = bisect_right(offsets, base + start, line, last) - 1
+                out.append(self.ordinals[k])
+                pos = offsets[k + 1] - base if k + 1 < last else cut  # on at the next line
+            base, line = base + cut, last
+        return out
+
+    def close(self) -> None:
+        self.f.close()
