@@ -7,7 +7,6 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
@@ -15,44 +14,17 @@ import orjson
 
 from ..objects import usable_objects
 from ..query import compile_filter
+from .inventory import Inventory, is_k8s_object, is_log_entry, tally
 from .index import FileIndex, LineCounter, text_at as _text_at
 from .plan import compile_route_filter, route_plan, text_gate
 from .spool import bulk_patterns
-from ..records import as_object, parse_ts, parse_utc
+from ..records import parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
 SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
 LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet", "JobList": "Job"}
-
-
-def is_log_entry(doc: object) -> bool:
-    return isinstance(doc, dict) and ("insertId" in doc or "logName" in doc) and "kind" not in doc
-
-
-def is_k8s_object(doc: object) -> bool:
-    return isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc
-
-
-@dataclass
-class Inventory:
-    """What a first look at the logs finds: JobSets, namespaces, clusters and the time span."""
-
-    jobsets: Counter
-    clusters: Counter
-    projects: Counter
-    locations: Counter
-    namespaces: Counter
-    # per JobSet: (cluster, project, location) of its own entries, so each is diagnosed where it ran
-    places: dict[str, Counter] = field(default_factory=dict)
-
-    def place(self, jobset: str) -> tuple[str | None, str | None, str | None]:
-        """The JobSet's own (cluster, project, location), each falling back to the folder's most common one."""
-        own = self.places.get(jobset)
-        best = own.most_common(1)[0][0] if own else (None, None, None)
-        common = [c.most_common(1)[0][0] if c else None for c in (self.clusters, self.projects, self.locations)]
-        return tuple(b or c for b, c in zip(best, common))  # type: ignore[return-value]
 
 
 class ReplaySource:
@@ -293,10 +265,10 @@ class ReplaySource:
             idx = self._index.get(path)
             if idx is None:
                 for _ts, entry in self._slow_timed(path):
-                    _tally(inv, entry, 1)
+                    tally(inv, entry, 1)
                 continue
             for rid, n in idx.route_counts().items():
-                _tally(inv, self._skeletons[rid], n)
+                tally(inv, self._skeletons[rid], n)
         return inv
 
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
@@ -411,22 +383,6 @@ class ReplaySource:
 
 SPOOL_BATCH = 1 << 16  # verbatim texts handed to the spool at a time
 ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
-
-
-def _tally(inv: Inventory, entry: dict, n: int) -> None:
-    # once per route, not per entry: a resource, resource.labels or labels that is not an object counts as absent
-    rl = as_object(as_object(entry.get("resource")).get("labels"))
-    labels = as_object(entry.get("labels"))
-    js = labels.get("k8s-pod/jobset_sigs_k8s_io/jobset-name")
-    if isinstance(js, str):
-        inv.jobsets[js] += n
-        ns = rl.get("namespace_name")
-        inv.namespaces[ns if isinstance(ns, str) else None] += n
-        where = tuple(v if isinstance(v := rl.get(k), str) else None for k in ("cluster_name", "project_id", "location"))
-        inv.places.setdefault(js, Counter())[where] += n
-    for key, counter in (("cluster_name", inv.clusters), ("project_id", inv.projects), ("location", inv.locations)):
-        if isinstance(rl.get(key), str):
-            counter[rl[key]] += n
 
 
 def _json_type(value: object) -> str:
