@@ -52,7 +52,7 @@ class LoopbackServer:
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]):
         self.httpd = _QuietServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def url(self) -> str:
