@@ -7,8 +7,8 @@ import re
 import pytest
 
 from skill.catalog import CLASSES
-from skill.records import Record
-from skill.signals import Matcher
+from skill.reading.records import Record
+from skill.understanding.signals import Matcher
 
 from conftest import ROOT
 
@@ -217,7 +217,7 @@ def test_lifecycle_lookalike_does_not_fire(text, source, container, not_expected
 
 def test_a_failed_recovery_outranks_the_interruption_it_absorbs():
     from skill.catalog import BY_ID
-    from skill.classify import Hypo, _explains
+    from skill.judging.classify import Hypo, _explains
 
     spot, elastic = Hypo("spot_preemption", 0.97, first_ts=10), Hypo("elastic_recovery_exhausted", 0.95, first_ts=900)
     assert _explains(elastic, spot) and not _explains(spot, elastic)
@@ -424,7 +424,7 @@ def test_a_line_addressed_to_automated_readers_is_no_evidence(text):
     "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 33.1G of 31.2G hbm.",
 ])
 def test_ordinary_lines_are_not_taken_for_notes_to_readers(text):
-    from skill.signals import addressed_to_a_reader
+    from skill.understanding.signals import addressed_to_a_reader
     assert not addressed_to_a_reader(text)
 
 

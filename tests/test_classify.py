@@ -8,16 +8,16 @@ import orjson
 import pytest
 
 from skill.catalog import BY_ID, CLASSES
-from skill.classify import ABSENCE_CHECKS, Hypo, classify
-from skill.engine import Collector, RunStats
-from skill.explain import _ENV, _finished, data_gaps, entities
-from skill.model import Workload
-from skill.objects import pod_records
-from skill.queries import Scope, node_queries, workload_queries
-from skill.query import matches
-from skill.records import Record, record_from_entry
-from skill.signals import Matcher
-from skill.sources.base import SourceStats
+from skill.judging.classify import ABSENCE_CHECKS, Hypo, classify
+from skill.judging.engine import Collector, RunStats
+from skill.telling.explain import _ENV, _finished, data_gaps, entities
+from skill.understanding.model import Workload
+from skill.reading.objects import pod_records
+from skill.understanding.queries import Scope, workload_queries
+from skill.reading.query import matches
+from skill.reading.records import Record, record_from_entry
+from skill.understanding.signals import Matcher
+from skill.reading.sources.base import SourceStats
 
 NS = 1_000_000_000
 T0 = 1_764_000_000 * NS
@@ -327,7 +327,7 @@ def test_a_standby_preempted_for_the_replacement_is_hot_swap_evidence():
 
 
 def test_the_standby_preemption_event_is_read_live_and_in_replay():
-    from skill.engine import _belongs
+    from skill.judging.engine import _belongs
 
     assert 'jsonPayload.reason="Preempted"' in next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS)) if q.name == "events")
     assert _belongs({"kind": "Event", "reason": "Preempted", "involvedObject": {"kind": "Pod", "name": "standby-0"}}, JS)
@@ -434,7 +434,7 @@ def test_the_autoscaler_marking_the_heads_node_supports_the_eviction_only_on_tha
     mark = lambda n: Record(id=f"m-{n}", ts=T0, source="event", log="events", kind="Node", obj=n, node=n,
                             text="ScaleDown: marked the node as toBeDeleted/unschedulable")
     causes, _ = feed(model, mark(node), mark("gke-c-cpu-np-dcccb56e-zzzz"))
-    from skill.classify import NEEDS
+    from skill.judging.classify import NEEDS
     held = [NEEDS[s.pattern.needs](model, s, []) for s in causes if s.pattern.needs == "on_the_head_node"]
     assert held == [True, False]
 
@@ -445,7 +445,7 @@ def test_the_autoscalers_vm_deletions_are_read_with_the_cluster_activity():
 
 
 def test_the_detail_of_a_multi_line_record_is_its_exception_line():
-    from skill.citations import said_line as _said_line
+    from skill.telling.citations import said_line as _said_line
 
     text = 'eval failed at step 2000\nTraceback (most recent call last):\n  File "/opt/x.py", line 3, in f\nKeyError: \'attention_mask\''
     assert _said_line(text) == "KeyError: 'attention_mask'" and _said_line("one line") == "one line"
@@ -462,7 +462,7 @@ def test_a_scheduling_blip_that_resolved_is_no_failed_hot_swap():
 
 
 def test_kubelets_pulled_event_gives_the_containers_image_when_the_pod_is_gone():
-    from skill.records import record_from_event
+    from skill.reading.records import record_from_event
 
     ev = {"kind": "Event", "metadata": {"uid": "u1"}, "reason": "Pulled", "type": "Normal", "lastTimestamp": "2026-11-20T10:00:00Z",
           "message": 'Successfully pulled image "us-docker.pkg.dev/p/infra/cp-sidecar:b3" in 1.4s',
@@ -505,14 +505,14 @@ def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
 
 def test_the_latest_attempt_is_cited_where_its_burst_began():
     """Three attempts fail the same way; the last one on two hosts 0.2 s apart: its first line is cited."""
-    from skill.citations import _latest_attempt
+    from skill.telling.citations import _latest_attempt
 
     rx = "Compilation of jit_train_step (fingerprint 9c41d07e5ab23f18) failed: INTERNAL: RET_CHECK failure"
     recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),
             line(T0 + 400 * NS, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-bbbbb", rid="b0"),
             line(T0 + 400 * NS + 2 * 10**8, rx, container="pathways-worker", pod=f"{JS}-worker-0-3-bbbbb", rid="b3")]
     from skill.catalog import Pattern
-    from skill.signals import Signal
+    from skill.understanding.signals import Signal
 
     pattern = Pattern(r"Compilation of \S+ .{0,60}failed", 0.9)
     sigs = [Signal("cause", "xla_compile_error", pattern, r, {}) for r in recs]
@@ -523,7 +523,7 @@ def test_the_latest_attempt_is_cited_where_its_burst_began():
                                               ({}, "no_failure_detected")])
 def test_a_kueue_managed_jobset_left_suspended_is_not_admitted(labels, expected):
     """Suspended with no pods and no reason of Kueue's in the data: Kueue has not admitted it (if it is Kueue's)."""
-    from skill.objects import jobset_records
+    from skill.reading.objects import jobset_records
 
     js = {"kind": "JobSet", "metadata": {"name": JS, "namespace": "default", "uid": "js-uid", "labels": labels},
           "spec": {"suspend": True},
@@ -545,7 +545,7 @@ def test_a_missing_checkpoint_bucket_is_not_a_scratch_problem():
     err = line(T0, 'E0224 persistence_service.cc:412] Failed to write array shard for checkpoint step 250: NOT_FOUND: Error '
                    'writing "x/250/d/1" in GCS bucket "peregrine-ckpt": HTTP response code: 404 with body: The specified '
                    "bucket does not exist.", container="pathways-worker", pod=WORKER, rid="e")
-    from skill.classify import NEEDS
+    from skill.judging.classify import NEEDS
     assert [NEEDS[s.pattern.needs](model, s, []) for s in M.match(err) if s.pattern.needs == "the_scratch_bucket"] == [False]
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from skill.api import diagnose_replay
 from skill.diagnosis import Diagnosis
-from skill.records import parse_ts
+from skill.reading.records import parse_ts
 from skill.redact import redact
-from skill.report import render_markdown
+from skill.telling.report import render_markdown
 
 from conftest import FIXTURES, ROOT
 
@@ -65,7 +65,7 @@ def test_live_footer_keeps_the_request_count():
 
 
 def test_excerpts_are_cut_at_a_word():
-    from skill.explain import clip
+    from skill.telling.explain import clip
 
     assert clip("alpha beta gamma delta", 14) == "alpha beta…"
     assert clip("short", 14) == "short"

@@ -234,7 +234,7 @@ SPOT_PREEMPTION = FailureClass(
                 example='Nov 01 23:02:47 abreu systemd-logind[633]: System is powering down.'),
         # The pods were placed on Spot capacity (their node selector or affinity, or the node's own label).
         # rendered: nodeSelector cloud.google.com/gke-spot: "true" from gke-cost-optimization/assets/spot-deployment-example.yaml,
-        # as skill/objects.py writes a pod's Spot placement
+        # as skill/reading/objects.py writes a pod's Spot placement
         Pattern(r"^(?:pod node selector|pod node affinity|node label) cloud\.google\.com/gke-(?:spot|preemptible)=true", 0.3,
                 ("object",), entities=("Node",), support=True, note="the workers ran on Spot capacity",
                 origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-cost-optimization/assets/spot-deployment-example.yaml',
@@ -258,12 +258,12 @@ HOST_MAINTENANCE = FailureClass(
                 origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gce/constants.py',
                 example="TERMINATE_ON_HOST_MAINTENANCE_METHOD = 'compute.instances.terminateOnHostMaintenance'"),
         # rendered: label cloud.google.com/active-node-maintenance + value ONGOING ("set to `ONGOING`") from
-        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/objects.py writes a node label
+        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/reading/objects.py writes a node label
         Pattern(r"cloud\.google\.com/active-node-maintenance=ONGOING", 0.85, ("object", "event", "node"), entities=("Node",),
                 origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md',
                 example='node label cloud.google.com/active-node-maintenance=ONGOING'),
         # rendered: taint cloud.google.com/impending-node-termination:NoSchedule from
-        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/objects.py writes a node taint
+        # gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, as skill/reading/objects.py writes a node taint
         Pattern(r"cloud\.google\.com/impending-node-termination", 0.6, ("object", "event", "node"), entities=("Node",),
                 origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md',
                 example='node taint cloud.google.com/impending-node-termination:NoSchedule'),
