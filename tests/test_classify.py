@@ -119,13 +119,12 @@ SCALE_DOWN = {
 }
 
 
-def test_the_autoscaler_scale_down_decision_is_read_and_names_the_head_and_its_node():
+def test_the_autoscaler_scale_down_decision_is_read():
+    # (its signature was removed with the other unsourced wordings, issue 28; the query still reads the decision)
     scope = Scope(jobset=JS, start_ns=T0, end_ns=T0 + 3600 * NS, cluster="c")
     autoscaler = next(q for q in workload_queries(scope) if q.name == "cluster-activity")
     entry = dict(SCALE_DOWN, timestamp="2025-11-24T16:10:00Z")  # inside the window
     assert matches(autoscaler.filter, entry)
-    sigs = [s for s in M.match(record_from_entry(SCALE_DOWN)) if s.target == "head_pod_evicted"]
-    assert sigs and sigs[0].groups["pod"] == HEAD and sigs[0].groups["node"] == "gke-c-cpu-np-9"
 
 
 def test_a_scale_down_of_worker_nodes_is_not_a_head_eviction():
@@ -148,7 +147,6 @@ def test_a_port_forward_is_read_but_alone_is_no_lost_session():
     assert matches(audit.filter, PORT_FORWARD)
     model = Workload(jobset=JS, now=T0 + 3600 * NS)
     causes, symptoms = feed(model, record_from_entry(PORT_FORWARD))
-    assert [s.target for s in causes] == ["proxy_connection_lost"] and causes[0].pattern.support
     assert classify(model, causes, symptoms).failure_class == "no_failure_detected"
 
 
@@ -388,12 +386,6 @@ def test_an_absl_signal_dump_cites_the_frame_it_stopped_in():
     assert "SIGSEGV" in v.root.detail
 
 
-def test_a_worker_that_cannot_register_supports_slices_not_ready():
-    rec = line(T0, "W0128 15:41:14.349943    8541 rm_client.cc:148] Failed to register with resource manager "
-                   "old-pathways-head-0-0.old:29001: UNAVAILABLE: DNS resolution failed", container="pathways-worker", pod=WORKER)
-    assert [(s.target, s.pattern.support) for s in M.match(rec)] == [("slices_not_ready", True)]
-
-
 def test_a_failed_recovery_names_the_interrupted_vm_and_its_node_pool():
     """Elastic training gave up after a Spot VM went away: name the VM and its node pool, not only the client."""
     from skill.catalog import BY_ID
@@ -419,8 +411,6 @@ def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step():
 @pytest.mark.parametrize("text, cls", [
     ("E1128 14:06:02.121798     506 tpu_runtime_init.cc:377] TPU runtime initialization aborted: INTERNAL: expected 4 "
      "worker addresses for topology 2x2x4, found 0", "tpu_init_failure"),
-    ("E1202 16:33:16.291247    3449 tpu_driver_device.cc:1204] Chip 3 (/dev/vfio/3) entered state FENCED: driver reported "
-     "unrecoverable firmware fault", "tpu_hardware_failure"),
 ])
 def test_runtime_and_driver_wordings(text, cls):
     assert cls in {s.target for s in M.match(line(T0, text, container="pathways-worker", pod=WORKER))}

@@ -71,7 +71,7 @@ def test_excerpts_are_cut_at_a_word():
     assert clip("short", 14) == "short"
     assert len(clip("x" * 50, 10)) == 10  # no space to cut at: cut anyway, still marked
     summaries = [t.summary for t in diagnose_replay(FIXTURES / "case-001").timeline]
-    assert any(s.endswith("all pending programs… (lm8b-pt-r14-worker-1-2-ogjzj/pathways-worker)") for s in summaries)
+    assert any(s.endswith("all pending programs will fail… (lm8b-pt-r14-worker-1-2-ogjzj/pathways-worker)") for s in summaries)
     excerpts = [e.excerpt for case in SHAPES for e in diagnose_replay(FIXTURES / case).evidence if e.excerpt.endswith("…")]
     assert all(re.search(r"\w…$", e) for e in excerpts)
 

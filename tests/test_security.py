@@ -73,9 +73,9 @@ def test_any_jobset_name_stays_a_literal(name):
 
 def test_query_logs_window_cannot_widen_the_filter():
     tool = registry()["query_logs"]
-    narrow = tool.call({"replay": str(CASE), "filter": 'textPayload:"FATAL ERROR"'})
+    narrow = tool.call({"replay": str(CASE), "filter": 'textPayload:"!!!! FATAL ERROR"'})
     assert narrow["matched"] == 1
-    crafted = tool.call({"replay": str(CASE), "filter": 'textPayload:"FATAL ERROR"',
+    crafted = tool.call({"replay": str(CASE), "filter": 'textPayload:"!!!! FATAL ERROR"',
                          "start": '2020-01-01T00:00:00Z" OR textPayload:"'})
     assert "error" in crafted and "start" in crafted["error"]["message"]
 
