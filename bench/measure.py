@@ -38,7 +38,7 @@ def _cpu() -> float:
 
 
 def _verdict(d, analysis=None) -> dict:
-    from skill.digest import template
+    from skill.understanding.digest import template
 
     by_id = {}
     if analysis is not None:
@@ -54,8 +54,8 @@ def _verdict(d, analysis=None) -> dict:
 def replay(folder: Path) -> dict:
     from skill.api import analyse_replay
     from skill.ask import render_tool_result
-    from skill.digest import digest_of, estimate_tokens
-    from skill.explain import build
+    from skill.understanding.digest import digest_of, estimate_tokens
+    from skill.telling.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
     analysis = analyse_replay(folder, digest=True)
@@ -127,10 +127,10 @@ def baseline(folder: Path) -> dict:
 def live(folder: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from skill.diagnose_live import diagnose_live
-    from skill.records import format_ns, parse_ts
-    from skill.sources.base import LogQuery
-    from skill.sources.cloud_logging import Limits
-    from skill.sources.replay import ReplaySource
+    from skill.reading.records import format_ns, parse_ts
+    from skill.reading.sources.base import LogQuery
+    from skill.reading.sources.cloud_logging import Limits
+    from skill.reading.sources.replay import ReplaySource
     from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
     from evals.fakes.logging_server import FakeLogging, LoggingServer
 
@@ -172,9 +172,9 @@ def live(folder: Path) -> dict:
 
 def scan(folder: Path) -> dict:
     """The exact reader's bare scan of the export's log files, its physical reference: every element split off on
-    gcloud's layout and decoded with orjson (skill.sources.files.iter_spans), nothing else."""
-    from skill.sources.files import iter_spans
-    from skill.sources.replay import ReplaySource
+    gcloud's layout and decoded with orjson (skill.reading.sources.files.iter_spans), nothing else."""
+    from skill.reading.sources.files import iter_spans
+    from skill.reading.sources.replay import ReplaySource
 
     files = ReplaySource(Path(folder))._log_files
     t0, c0 = time.perf_counter(), _cpu()
@@ -188,7 +188,7 @@ def duckdb_scan(folder: Path) -> dict:
     routing fields projected (payloads kept as JSON), a count, and one RE2 regexp over textPayload."""
     import duckdb
 
-    from skill.sources.replay import ReplaySource
+    from skill.reading.sources.replay import ReplaySource
 
     files = [str(p) for p in ReplaySource(Path(folder))._log_files]
     t0, c0 = time.perf_counter(), _cpu()

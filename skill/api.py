@@ -6,12 +6,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from .diagnosis import Diagnosis
-from .engine import Analysis, analyse, resolve_jobset
+from .judging.engine import Analysis, analyse, resolve_jobset
 from .errors import InputError
-from .explain import build
-from .queries import Scope
-from .records import format_ns, parse_ts, time_arg
-from .sources.replay import ReplaySource
+from .telling.explain import build
+from .understanding.queries import Scope
+from .reading.records import format_ns, parse_ts, time_arg
+from .reading.sources.replay import ReplaySource
 
 
 def diagnose_replay(folder: str | Path, *, jobset: str | None = None, at: str | None = None) -> Diagnosis:

@@ -106,8 +106,8 @@ def _add_live(p: argparse.ArgumentParser) -> None:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from .api import analyse_replay
-    from .explain import build
-    from .report import render_markdown
+    from .telling.explain import build
+    from .telling.report import render_markdown
 
     analysis = None
     if args.replay:
@@ -138,8 +138,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     files = analysis.stats.files if analysis else None
     if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
         text = json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False) + "\n"
-    elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/html.py)
-        from .html import render_html
+    elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/telling/html.py)
+        from .telling.html import render_html
 
         text = render_html(d, analysis.model if analysis else None, replay_files=files)
     else:

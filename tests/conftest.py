@@ -60,7 +60,7 @@ class Replayed:
 
     def diagnosis(self, folder: Path | str, **opts):
         """A private copy of the folder's Diagnosis (opts as analyse_replay's), built from the cached Analysis."""
-        from skill.explain import build
+        from skill.telling.explain import build
 
         opts.pop("digest", None)  # the same Diagnosis either way
         key = self._key(folder, opts)

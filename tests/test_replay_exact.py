@@ -9,10 +9,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.query import compile_filter, quote, utc_spelled
-from skill.records import parse_ts, parse_utc
-from skill.sources.base import LogQuery
-from skill.sources.replay import ReplaySource
+from skill.reading.query import compile_filter, quote, utc_spelled
+from skill.reading.records import parse_ts, parse_utc
+from skill.reading.sources.base import LogQuery
+from skill.reading.sources.replay import ReplaySource
 
 FOLDERS = itertools.count()
 QUICK = dict(derandomize=True, database=None, deadline=None,
@@ -89,7 +89,7 @@ def test_a_route_s_regexes_ored_into_one_prefilter_miss_nothing(tmp_path, items,
         pred = compile_filter(f)
         assert got[f"q{i}"] == {e["insertId"] for e in items if pred(e)}, f
     # ... and without `^$`, which the spool can't search: the route's texts are then searched in bulk
-    # (skill/sources/spool.py), with a multi-line anchor beside the rest
+    # (skill/reading/sources/spool.py), with a multi-line anchor beside the rest
     gated = [f for p, f in zip(PATTERNS, FILTERS) if p != "^$"] + [f"textPayload=~{quote('(?m)^step|(?m)7$')}"]
     got = _read(tmp_path, [dict(e, insertId=e["insertId"].rsplit("-", 1)[0]) for e in items], ascii_only, jsonl, gated)
     for i, f in enumerate(gated):

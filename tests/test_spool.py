@@ -1,12 +1,12 @@
-"""The text spool (skill/sources/spool.py): a search over many texts at once misses no text that matches alone."""
+"""The text spool (skill/reading/sources/spool.py): a search over many texts at once misses no text that matches alone."""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.query import _regex
-from skill.sources.spool import TextSpool, bulk_patterns
+from skill.reading.query import _regex
+from skill.reading.sources.spool import TextSpool, bulk_patterns
 
 PATTERNS = [r"(?m)^x", r"(?m)x$", r"(?m)^$", r"\bx\b", r"(?s)a.x", r"x+", r"(?i)X\s*1", r"é|a\nx", r"[^a]x",
             r"(?m)(?:^a)|(?:x$)", r"(?i)\bstep\b[\s:=#]*\d+"]
