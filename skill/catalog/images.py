@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from .types import SIDECAR_CONTAINER, FactRule, FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern, RuleContext, SIDECAR_CONTAINER
 
 _PCI = ("Pod", "Container", "Image")
 
 
-def _not_backend_probe(groups: dict[str, str], text: str) -> bool:
+def _not_backend_probe(c: RuleContext) -> bool:
     """JAX on the CPU head tries the 'tpu' backend first and warns; with the proxy backend that is expected."""
-    return "Unable to initialize backend 'tpu'" not in text
+    return "Unable to initialize backend 'tpu'" not in c.text
 
 
-def _not_cancelled(groups: dict[str, str], text: str) -> bool:
-    return "CANCELLED" not in text and "failed to agree on the protocol version" not in text
+def _not_cancelled(c: RuleContext) -> bool:
+    return "CANCELLED" not in c.text and "failed to agree on the protocol version" not in c.text
 
 
 IMAGE_PULL_FAILURE = FailureClass(

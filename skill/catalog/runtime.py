@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from .types import FactRule, FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern, RuleContext
 
 _PC = ("Pod", "Container")
 _PJ = ("Pod", "JobSet")  # the hang detector reports on worker 0; the hang is the whole program's
 
 
-def _plain_exception(groups: dict[str, str], text: str) -> bool:
+def _plain_exception(c: RuleContext) -> bool:
     """A user exception, not JAX/XLA forwarding an infrastructure status."""
-    return not any(s in text for s in ("JaxRuntimeError", "XlaRuntimeError", "RESOURCE_EXHAUSTED", "ifrt_proxy",
+    return not any(s in c.text for s in ("JaxRuntimeError", "XlaRuntimeError", "RESOURCE_EXHAUSTED", "ifrt_proxy",
                                        "ElasticRuntimeError", "DATA_LOSS"))
 
 
-def _not_bad_chips(groups: dict[str, str], text: str) -> bool:
+def _not_bad_chips(c: RuleContext) -> bool:
     """The hang detector's generic line, unless the same digest blames bad TPU chips (that is tpu_hardware_failure)."""
-    return "bad TPU chips" not in text and "Bad TPU chips" not in text
+    return "bad TPU chips" not in c.text and "Bad TPU chips" not in c.text
 
 
 HBM_OOM = FailureClass(
