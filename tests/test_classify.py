@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from skill.catalog import BY_ID, CLASSES
-from skill.judging.classify import ABSENCE_CHECKS, Hypo, classify
+from skill.judging.classify import ABSENCE_CHECKS, Hypo, absence_context, classify, needs_context
 from skill.judging.engine import Collector, RunStats
 from skill.telling.explain import _ENV, _finished, data_gaps, entities
 from skill.understanding.model import Workload
@@ -284,7 +284,7 @@ def test_a_one_off_line_saying_step_is_not_progress(replayed):
 def _milestone_missing(model):
     """The catalog's milestone-missing check (slices_not_ready), as the classifier runs it."""
     cls = next(c for c in CLASSES if c.absence and c.absence.kind == "milestone_missing")
-    return ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)
+    return ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))
 
 
 def _node_rec(ts: int, text: str, node: str = "gke-c-tpu-np-1-0a1b2c3d-abcd", rid: str = "") -> Record:
@@ -423,7 +423,7 @@ def test_the_autoscaler_marking_the_heads_node_supports_the_eviction_only_on_tha
                             text="ScaleDown: marked the node as toBeDeleted/unschedulable")
     causes, _ = feed(model, mark(node), mark("gke-c-cpu-np-dcccb56e-zzzz"))
     from skill.judging.classify import NEEDS
-    held = [NEEDS[s.pattern.needs](model, s, []) for s in causes if s.pattern.needs == "on_the_head_node"]
+    held = [NEEDS[s.pattern.needs](needs_context(model, s, [])) for s in causes if s.pattern.needs == "on_the_head_node"]
     assert held == [True, False]
 
 
@@ -534,7 +534,7 @@ def test_a_missing_checkpoint_bucket_is_not_a_scratch_problem():
                    'writing "x/250/d/1" in GCS bucket "peregrine-ckpt": HTTP response code: 404 with body: The specified '
                    "bucket does not exist.", container="pathways-worker", pod=WORKER, rid="e")
     from skill.judging.classify import NEEDS
-    assert [NEEDS[s.pattern.needs](model, s, []) for s in M.match(err) if s.pattern.needs == "the_scratch_bucket"] == [False]
+    assert [NEEDS[s.pattern.needs](needs_context(model, s, [])) for s in M.match(err) if s.pattern.needs == "the_scratch_bucket"] == [False]
 
 
 def test_a_client_connecting_with_its_protocol_version_is_no_mismatch():

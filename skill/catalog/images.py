@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from .types import SIDECAR_CONTAINER, FactRule, FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern, RuleContext, SIDECAR_CONTAINER
 
 _PCI = ("Pod", "Container", "Image")
 
 
-def _not_backend_probe(groups: dict[str, str], text: str) -> bool:
+def _not_backend_probe(c: RuleContext) -> bool:
     """JAX on the CPU head tries the 'tpu' backend first and warns; with the proxy backend that is expected."""
-    return "Unable to initialize backend 'tpu'" not in text
+    return "Unable to initialize backend 'tpu'" not in c.text
 
 
-def _not_cancelled(groups: dict[str, str], text: str) -> bool:
-    return "CANCELLED" not in text and "failed to agree on the protocol version" not in text
+def _not_cancelled(c: RuleContext) -> bool:
+    return "CANCELLED" not in c.text and "failed to agree on the protocol version" not in c.text
 
 
 IMAGE_PULL_FAILURE = FailureClass(
@@ -128,6 +128,11 @@ LIBTPU_MISMATCH = FailureClass(
                 example="RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to open "
                         "/tmp/rec-libtpu-custom/libtpu.so: /tmp/rec-libtpu-custom/libtpu.so: invalid ELF header (set "
                         "JAX_PLATFORMS='' to automatically choose an available backend)"),
+        # the PJRT loader opened a file named libtpu that is not a PJRT plugin (another library copied or linked in
+        # its place): xla/pjrt/pjrt_api.cc returns NotFound("GetPjrtApi not found in ", library_path)
+        Pattern(r"GetPjrtApi not found in \S*libtpu", 0.9, ("container",), entities=_PCI,
+                origin="https://github.com/openxla/xla/blob/main/xla/pjrt/pjrt_api.cc",
+                example="jax.errors.JaxRuntimeError: NOT_FOUND: GetPjrtApi not found in /opt/libtpu/libtpu.so"),
     ),
     explanation="The TPU runtime in {{ container }} on {{ pod }} could not load a compatible libtpu/PJRT plugin ({{ detail }}): the libtpu shipped in {{ image }} does not fit the binary or OS that loads it. A version problem is image-wide, so every host fails the same way.",
     explains=("user_code_error", "tpu_init_failure", "slices_not_ready", "workload_stalled", "colocated_python_failure"),

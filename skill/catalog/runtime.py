@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from .types import FactRule, FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern, RuleContext
 
 _PC = ("Pod", "Container")
 _PJ = ("Pod", "JobSet")  # the hang detector reports on worker 0; the hang is the whole program's
 
 
-def _plain_exception(groups: dict[str, str], text: str) -> bool:
+def _plain_exception(c: RuleContext) -> bool:
     """A user exception, not JAX/XLA forwarding an infrastructure status."""
-    return not any(s in text for s in ("JaxRuntimeError", "XlaRuntimeError", "RESOURCE_EXHAUSTED", "ifrt_proxy",
+    return not any(s in c.text for s in ("JaxRuntimeError", "XlaRuntimeError", "RESOURCE_EXHAUSTED", "ifrt_proxy",
                                        "ElasticRuntimeError", "DATA_LOSS"))
 
 
-def _not_bad_chips(groups: dict[str, str], text: str) -> bool:
+def _not_bad_chips(c: RuleContext) -> bool:
     """The hang detector's generic line, unless the same digest blames bad TPU chips (that is tpu_hardware_failure)."""
-    return "bad TPU chips" not in text and "Bad TPU chips" not in text
+    return "bad TPU chips" not in c.text and "Bad TPU chips" not in c.text
 
 
 HBM_OOM = FailureClass(
@@ -126,6 +126,12 @@ XLA_COMPILE_ERROR = FailureClass(
                 example="ValueError: The Pallas TPU lowering currently requires that the last two dimensions of your "
                         "block shape are divisible by 8 and 128 respectively, or be equal to the respective dimensions "
                         "of the overall array."),
+        # the Pallas TPU lowering has no rule for an op used inside the kernel (jax/_src/pallas/mosaic/lowering.py raises
+        # NotImplementedError("Unimplemented primitive in Pallas TPU lowering for {kernel_type}: {primitive}. ..."))
+        Pattern(r"Unimplemented primitive in Pallas TPU lowering", 0.9, entities=_PC, id="pallas_unimplemented",
+                origin="https://github.com/jax-ml/jax/blob/main/jax/_src/pallas/mosaic/lowering.py",
+                example="NotImplementedError: Unimplemented primitive in Pallas TPU lowering for tc: cumsum. Please "
+                        "file an issue at https://github.com/jax-ml/jax/issues/new/choose."),
         # (E3000's two lines, one signature: the pass pipeline failing on the SparseCore allocation it names)
         Pattern(r"Failed to run pass pipeline|'memref\.alloca' op current allocation offset upper bound .{0,80}exceeds the legitimate user allocatable", 0.9,
                 entities=_PC, note="SparseCore compile-time allocation failure (E3000), not an HBM OOM", origin="https://github.com/openxla/xla/blob/dd1b279c725153a76a0b2ca7c54fa6182950815a/docs/errors/error_3000.md",
@@ -139,6 +145,9 @@ XLA_COMPILE_ERROR = FailureClass(
     explains=("user_code_error",),
     lookalikes=("hbm_oom", "libtpu_mismatch"),
     fixes=(
+        Fix("The kernel uses an op that the Pallas TPU lowering has no rule for ({{ detail }}): compute that op outside "
+            "the pallas_call, in plain JAX before or after the kernel, or build it inside the kernel from ops Pallas "
+            "lowers (comparisons, jnp.where, reductions, iota).", None, "low", when=("pallas_unimplemented",)),
         Fix("Dump the HLO of the failing program to see the op: run the client with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump.", None, "low"),
         Fix("Align the Pathways server image tag with the client's JAX (server:jax-{{ jax_version }}, xpk --server-image and --proxy-server-image) so kernels are compiled by the libtpu they were lowered for, and fix the kernel's block shapes.", None, "low"),
         Fix("For a Pallas/Mosaic kernel, dump what Mosaic emitted with LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=/tmp/mosaic and cast operands to a type this TPU generation's MXU supports (bf16/f32; fp8 and int4 are not native on older chips); keep --xla_mosaic_compat_mode on.", None, "low"),

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import re
 
-from .types import FailureClass, Fix, Pattern, Text
+from .types import FailureClass, Fix, Pattern, RuleContext, Text
 
 _COUNTS = re.compile(r"0/(\d+) nodes are available: .*?(\d+) node\(s\) didn't match Pod's node affinity/selector")
 
 
-def _all_nodes_mismatch(groups: dict[str, str], text: str) -> bool:
+def _all_nodes_mismatch(c: RuleContext) -> bool:
     """Every node failed the selector: a mismatch, not a lack of capacity."""
-    m = _COUNTS.search(text)
+    m = _COUNTS.search(c.text)
     return bool(m) and m.group(1) == m.group(2)
 
 
-def _placement_not_selector_only(groups: dict[str, str], text: str) -> bool:
+def _placement_not_selector_only(c: RuleContext) -> bool:
     """Selectors exclude some nodes and taints/affinity the rest (the all-selector case has its own rule)."""
-    return _placement_only(groups, text) and not _all_nodes_mismatch(groups, text)
+    return _placement_only(c) and not _all_nodes_mismatch(c)
 
 
-def _not_all_nodes_mismatch(groups: dict[str, str], text: str) -> bool:
-    return not _all_nodes_mismatch(groups, text) and not _placement_only(groups, text)
+def _not_all_nodes_mismatch(c: RuleContext) -> bool:
+    return not _all_nodes_mismatch(c) and not _placement_only(c)
 
 
 _SUMMARY = re.compile(r"0/(\d+) nodes are available: ([^.]*)")
@@ -30,9 +30,9 @@ _PLACEMENT = ("didn't match Pod's node affinity/selector", "had untolerated tain
               "didn't match pod affinity", "didn't satisfy existing pods anti-affinity", "node(s) were unschedulable")
 
 
-def _placement_only(groups: dict[str, str], text: str) -> bool:
+def _placement_only(c: RuleContext) -> bool:
     """Every node is excluded by selectors, taints or (anti-)affinity, none by resources: more capacity would not help."""
-    m = _SUMMARY.search(text)
+    m = _SUMMARY.search(c.text)
     if not m or "didn't match Pod's node affinity/selector" not in m.group(2):
         return False
     reasons = _REASON.findall(m.group(2))
@@ -46,12 +46,12 @@ _EVENT = ("event", "object")
 INVALID_FIELD = re.compile(r"is invalid: ([\w.\[\]/-]+): ([^,;\n]{1,120})")
 
 
-def _names_invalid_field(groups: dict[str, str], text: str) -> bool:
-    return INVALID_FIELD.search(text) is not None
+def _names_invalid_field(c: RuleContext) -> bool:
+    return INVALID_FIELD.search(c.text) is not None
 
 
-def _names_no_invalid_field(groups: dict[str, str], text: str) -> bool:
-    return not _names_invalid_field(groups, text)
+def _names_no_invalid_field(c: RuleContext) -> bool:
+    return not _names_invalid_field(c)
 
 
 JOBSET_REJECTED = FailureClass(

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import re
 
-from .types import FactRule, FailureClass, Fix, Pattern
+from .types import FactRule, FailureClass, Fix, Pattern, RuleContext
 
 _B = ("Pod", "Container", "Bucket")
 _HTTP_429 = re.compile(r"\b429\b")
 
 
-def _throttled(groups: dict[str, str], text: str) -> bool:
+def _throttled(c: RuleContext) -> bool:
     """The write failed because GCS answered HTTP 429 (too many mutations of one object)."""
-    return _HTTP_429.search(text) is not None
+    return _HTTP_429.search(c.text) is not None
 
 
-def _not_throttled(groups: dict[str, str], text: str) -> bool:
-    return not _throttled(groups, text)
+def _not_throttled(c: RuleContext) -> bool:
+    return not _throttled(c)
 
 
 GCS_SCRATCH_MISCONFIGURED = FailureClass(

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..reading.names import is_head_pod
 
 PATHWAYS_CONTAINERS = ("pathways-rm", "pathways-proxy", "pathways-worker")
 SIDECAR_CONTAINER = "colocated-python-sidecar"  # the colocated Python sidecar beside pathways-worker (a user build)
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """Everything a catalog rule may read, in one object: every rule is a function of it alone.
+
+    A signature's `check` sees the line (`text`, the regex's named `groups`); the classifier's rules (a pattern's
+    `needs`, an absence check, a refinement) also see the workload model, the signal being judged, the run's symptom
+    signals, the class and its absence rule, and the hypothesis a refinement adjusts. What is not known yet is None.
+    """
+
+    text: str = ""
+    groups: Mapping[str, str] = field(default_factory=dict)
+    model: Any = None  # skill.understanding.model.Workload (typed loosely: the catalog sits below understanding)
+    signal: Any = None  # skill.understanding.signals.Signal
+    symptoms: Sequence[Any] = ()
+    cls: FailureClass | None = None
+    absence: Absence | None = None
+    hypo: Any = None  # skill.judging.classify.Hypo, for a refinement
 
 
 @dataclass(frozen=True)
@@ -24,7 +44,7 @@ class Pattern:
     head_only: bool = False  # only records about the head pod (<jobset>-pathways-head-...)
     entities: tuple[str, ...] = ("Pod", "Node")  # what a match implicates: Pod Node Container Image Bucket JobSet
     transient: bool = False  # discard when the pod later ran (a scheduling or pull blip that resolved)
-    check: Callable[[dict[str, str], str], bool] | None = None  # extra pure test on the named groups and text
+    check: Callable[[RuleContext], bool] | None = None  # extra pure test on the line (RuleContext.text, .groups)
     note: str = ""  # what a match means, for the explanation
     # A fact that only supports its class's other evidence (the node is Spot, a second client port-forwarded): never a
     # hypothesis on its own, and cited as supporting evidence when its class is the root cause.

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from ..catalog.symptoms import FATAL_SEVERITIES
+from ..catalog.types import RuleContext
 from .impact import CAUSE_LEAD_NS, Line, judge
 from ..understanding.model import Workload
 from ..reading.names import first_bucket, without_attempt_suffix
@@ -73,14 +74,20 @@ def combine(weights: list[float]) -> float:
 
 
 # Facts a pattern may need (Pattern.needs): False drops the match; unknown (None) keeps it.
-NEEDS = {
-    "spot_node": lambda model, s, symptoms: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
-    "killed_the_workload": lambda model, s, symptoms: _killed_the_workload(model, s, symptoms),
-    "on_the_head_node": lambda model, s, symptoms: _on_the_head_node(model, s),
-    "the_scratch_bucket": lambda model, s, symptoms: _the_scratch_bucket(model, s.record.text),
+# Each is a function of one RuleContext (model, signal, symptoms).
+NEEDS: dict[str, Callable[[RuleContext], bool | None]] = {
+    "spot_node": lambda c: c.model.is_spot(c.signal.record.node or c.model.node_of(c.signal.record.pod)) is not False,
+    "killed_the_workload": lambda c: _killed_the_workload(c.model, c.signal, c.symptoms),
+    "on_the_head_node": lambda c: _on_the_head_node(c.model, c.signal),
+    "the_scratch_bucket": lambda c: _the_scratch_bucket(c.model, c.text),
     # the JobSet is submitted to a Kueue queue (its label), when the JobSet object was exported
-    "kueue_managed": lambda model, s, symptoms: (model.queue_name is not None) if model.jobset_uid else None,
+    "kueue_managed": lambda c: (c.model.queue_name is not None) if c.model.jobset_uid else None,
 }
+
+
+def needs_context(model: Workload, s: Signal, symptoms: list[Signal]) -> RuleContext:
+    """The context a pattern's `needs` rule reads for one signal."""
+    return RuleContext(text=s.record.text, groups=s.groups, model=model, signal=s, symptoms=symptoms)
 
 
 def _the_scratch_bucket(model: Workload, text: str) -> bool | None:
@@ -107,7 +114,7 @@ def _node(s: Signal) -> str | None:
     return s.record.node or (s.record.obj if s.record.kind == "Node" else None)
 
 
-def _killed_the_workload(model: Workload, s: Signal, symptoms: list[Signal]) -> bool | None:
+def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal]) -> bool | None:
     """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
     log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
     node = _node(s)
@@ -126,7 +133,7 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
     for s in causes:
         if s.pattern.transient and _resolved(model, s):
             continue  # a scheduling or pull blip that resolved: the pod ran afterwards
-        if s.pattern.needs and NEEDS[s.pattern.needs](model, s, symptoms) is False:
+        if s.pattern.needs and NEEDS[s.pattern.needs](needs_context(model, s, symptoms)) is False:
             continue  # e.g. a graceful node shutdown on a node known not to be Spot
         if not s.pattern.support and (why := survived(s)):
             spared.setdefault(s.target, []).append((s, why))  # the run went on after it: not a cause (skill.judging.impact)
@@ -166,12 +173,14 @@ def _resolved(model: Workload, s: Signal) -> bool:
     return not named or any(c.running or c.last_reason for c in named)
 
 
-def _milestone_missing(model: Workload, cls: FailureClass, rule: Absence) -> Hypo | None:
+def _milestone_missing(c: RuleContext) -> Hypo | None:
     """After the latest `after` milestone, no complete (n/n) `expect` milestone within the wait.
 
     Judged per attempt: a JobSet restart (or an RM container restart) starts a new RM that prints "serving" again and
     must report its own slices ready; an earlier attempt's "2/2 ... Now Ready" says nothing about the later one.
     """
+    model, cls, rule = c.model, c.cls, c.absence
+    assert cls is not None and rule is not None, "an absence check runs for a class with an absence rule"
     start = model.last_milestone(rule.after)
     if start is None:
         return None
@@ -182,7 +191,7 @@ def _milestone_missing(model: Workload, cls: FailureClass, rule: Absence) -> Hyp
         return _still_waiting(model, cls, rule, start, since)
     h = Hypo(cls.id, rule.score, [start], start.ts, "no 'n/n Pathways Slices Now Ready' line from the resource manager")
     for name in rule.refine:
-        REFINE[name](model, h)
+        REFINE[name](RuleContext(model=model, cls=cls, absence=rule, hypo=h))
     if since:
         h.signals.append(max(since, key=lambda s: s.ts))
     return h
@@ -200,8 +209,9 @@ def _still_waiting(model: Workload, cls: FailureClass, rule: Absence, start: Sig
                 f"('{waits[-1].record.text[-120:].strip()}'), and the data ends before the {rule.wait_s // 60} min wait")
 
 
-def _rm_address(model: Workload, h: Hypo) -> None:
+def _rm_address(c: RuleContext) -> None:
     """Workers registering with another resource manager than this JobSet's head: the template's arguments are wrong."""
+    model, h = c.model, c.hypo
     expected = rm_address(model.jobset) if model.jobset else None
     wrong = [s for s in model.milestones.get("worker_rm_address", []) if expected and s.groups.get("addr") != expected]
     if wrong:
@@ -211,8 +221,9 @@ def _rm_address(model: Workload, h: Hypo) -> None:
         h.score, h.detail = 0.92, f"workers point at resource manager {wrong[0].groups.get('addr')}, not {expected}"
 
 
-def _slice_count(model: Workload, h: Hypo) -> None:
+def _slice_count(c: RuleContext) -> None:
     """The resource manager expects another number of slices than registered."""
+    model, h = c.model, c.hypo
     counts = model.milestones.get("rm_instance_count", [])
     slices = {p.slice for p in model.workers if p.slice is not None}
     if counts and slices and int(counts[0].groups.get("count", "0")) != len(slices):
@@ -221,11 +232,13 @@ def _slice_count(model: Workload, h: Hypo) -> None:
         h.detail = f"the resource manager expects {counts[0].groups['count']} slices but {len(slices)} registered"
 
 
-REFINE = {"rm_address": _rm_address, "slice_count": _slice_count}
+REFINE: dict[str, Callable[[RuleContext], None]] = {"rm_address": _rm_address, "slice_count": _slice_count}
 
 
-def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo | None:
+def _progress_stopped(c: RuleContext) -> Hypo | None:
     """Progress lines stopped long before the end of the data, with the JobSet still running."""
+    model, cls, rule = c.model, c.cls, c.absence
+    assert cls is not None and rule is not None, "an absence check runs for a class with an absence rule"
     last = model.last_progress
     interval = model.step_interval_ns()
     if last is None or interval is None:
@@ -243,7 +256,13 @@ def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo
                 entity_kinds=("Pod", "Container"))  # the program that stopped stepping
 
 
-ABSENCE_CHECKS = {"milestone_missing": _milestone_missing, "progress_stopped": _progress_stopped}
+ABSENCE_CHECKS: dict[str, Callable[[RuleContext], Hypo | None]] = {
+    "milestone_missing": _milestone_missing, "progress_stopped": _progress_stopped}
+
+
+def absence_context(model: Workload, cls: FailureClass) -> RuleContext:
+    """The context a class's absence check reads."""
+    return RuleContext(model=model, cls=cls, absence=cls.absence)
 
 
 _NO_LAUNCH = re.compile(r"\bCompleted 0 program launches")  # an executor reporting that nothing ran
@@ -370,7 +389,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
 
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:
-        if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)) is not None:
+        if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:
             # decided by absence; the class's supporting lines (why a worker never registered ...) stay with it
             h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..catalog import BY_ID, HEALTHY
 from ..catalog.types import PATHWAYS_CONTAINERS
 from ..judging.classify import Hypo, Verdict
-from ..understanding.facts import EXCEPTION
+from ..understanding.facts import EXCEPTION, FRAME_ID
 from ..understanding.model import Workload
 from ..reading.names import is_head_pod, worker_ordinal
 from ..understanding.signals import Signal
@@ -121,7 +121,7 @@ def _frames_of(root: Hypo, cited: list[str]) -> list[Signal]:
     """The traceback frame that names the raising component, for each cited exception line that rests on it (the
     frame signal comes just before its exception line, from the same container)."""
     by_id = {s.record.id: s for s in root.signals}
-    frames = [s for s in root.signals if s.pattern.support and s.pattern.regex.endswith(" (frame)")]
+    frames = [s for s in root.signals if s.pattern.support and s.pattern.id == FRAME_ID]
     out = []
     for rid in cited:
         line = by_id.get(rid)

@@ -271,11 +271,12 @@ def fact_signals(facts: list[Fact]) -> list[Signal]:
     return out
 
 
+FRAME_ID = "frame"  # the id of the support signatures that stand for a traceback's raising frame
 _FRAME_PATTERNS: dict[FactRule, Pattern] = {}
 
 
 def _frame_pattern(rule: FactRule) -> Pattern:
     if rule not in _FRAME_PATTERNS:
         _FRAME_PATTERNS[rule] = Pattern(rule.key + " (frame)", 0.1, ("container",), support=True,
-                                        note="the frame the error was raised from")
+                                        note="the frame the error was raised from", id=FRAME_ID)
     return _FRAME_PATTERNS[rule]

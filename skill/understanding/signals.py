@@ -9,7 +9,7 @@ import re2
 
 from ..catalog import CLASSES, MILESTONES, SYMPTOMS
 from ..catalog.facts import FACT_LINES
-from ..catalog.types import Pattern, Symptom
+from ..catalog.types import Pattern, RuleContext, Symptom
 from ..reading.query import RE2_MAX_MEM
 from ..reading.records import Record
 
@@ -96,7 +96,7 @@ class Matcher:
                 continue
             m = self._compiled[i].search(rec.text)
             groups = {k: v for k, v in (m.groupdict() if m else {}).items() if v is not None}
-            if p.check is not None and not p.check(groups, rec.text):
+            if p.check is not None and not p.check(RuleContext(text=rec.text, groups=groups)):
                 continue
             out.append(Signal(kind, target, p, rec, groups))
         return out
