@@ -18,7 +18,8 @@ from .diagnosis import Diagnosis
 from .model import Workload, role_of
 from .records import format_ns
 from .redact import redact, redact_obj
-from .report import View, environment, view
+from .report import environment
+from .view import View, view
 
 LEFT, WIDTH, LANE_H, GROUP_H, TOP, MAX_TICKS, ALL_PODS = 300, 1000, 24, 20, 36, 60, 32
 NS = 1_000_000_000
