@@ -7,7 +7,8 @@ import json
 
 from .diagnosis import Diagnosis
 from .model import Workload
-from .redact import redact, redact_obj
+from .redact import redact
+from .view import redacted_view
 
 FORMATS = ("text", "markdown", "json", "html")  # text: the terminal report (colour only on a terminal)
 EXTENSIONS = {".json": "json", ".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown",
@@ -21,20 +22,21 @@ def format_of(path: str, default: str) -> str:
 
 def render(d: Diagnosis, fmt: str, *, model: Workload | None = None, replay_files: int | None = None,
            color: bool = False, width: int | None = None) -> str:
-    """The diagnosis in `fmt`. `model` (the analysis's workload) adds slices, nodes and progress to the HTML picture;
-    `color` and `width` are the terminal's, for `text`."""
-    if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
-        return json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False) + "\n"
+    """The diagnosis in `fmt`, from its view built once. `model` (the analysis's workload) adds slices, nodes and
+    progress to the HTML picture; `color` and `width` are the terminal's, for `text`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    v = redacted_view(d, replay_files=replay_files)
+    if fmt == "json":  # the contract: the view's diagnosis, every field a log value can reach redacted
+        return json.dumps(v.d.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":
-        from .html import render_html
+        from .html import html
 
-        return render_html(d, model, replay_files=replay_files)
+        return html(v, model)
     if fmt == "markdown":
-        from .report import render_markdown
+        from .report import markdown
 
-        return redact(render_markdown(d, replay_files=replay_files))
-    if fmt == "text":
-        from .terminal import render_text
+        return redact(markdown(v))
+    from .terminal import text
 
-        return render_text(d, replay_files=replay_files, color=color, width=width)
-    raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    return text(v, color=color, width=width)

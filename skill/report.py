@@ -8,7 +8,7 @@ import jinja2
 
 from .diagnosis import Diagnosis
 from .resources import prompts_dir
-from .view import view
+from .view import View, view
 
 PROMPTS = prompts_dir()
 
@@ -21,4 +21,9 @@ def environment() -> jinja2.Environment:
 
 
 def render_markdown(d: Diagnosis, *, replay_files: int | None = None) -> str:
-    return environment().get_template("report.md.j2").render(v=view(d, replay_files=replay_files), d=d)
+    return markdown(view(d, replay_files=replay_files))
+
+
+def markdown(v: View) -> str:
+    """The Markdown report of a view."""
+    return environment().get_template("report.md.j2").render(v=v, d=v.d)

@@ -19,8 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .diagnosis import Diagnosis
-from .redact import redact_obj
-from .view import Section, View, view
+from .view import Section, View, redacted_view
 
 WIDTH = 100  # columns when the output is not a terminal (a file, a pipe, a test)
 STATUS_STYLE = {"failed": "bold white on red", "crashing": "bold white on red", "stalled": "bold black on yellow",
@@ -182,8 +181,11 @@ RENDER: dict[str, Callable[[View, Section], RenderableType]] = {
 def render_text(d: Diagnosis, *, replay_files: int | None = None, color: bool = False,
                 width: int | None = None) -> str:
     """The report as the terminal shows it; `color` adds ANSI colours (only for a terminal), `width` its columns."""
-    d = Diagnosis.model_validate(redact_obj(d.to_json_dict()))
-    v = view(d, replay_files=replay_files)
+    return text(redacted_view(d, replay_files=replay_files), color=color, width=width)
+
+
+def text(v: View, *, color: bool = False, width: int | None = None) -> str:
+    """The terminal report of a (redacted) view."""
     out = io.StringIO()
     console = Console(file=out, width=width or WIDTH, force_terminal=color, no_color=not color,
                       color_system="standard" if color else None, highlight=False, markup=False, emoji=False,
@@ -196,5 +198,5 @@ def render_text(d: Diagnosis, *, replay_files: int | None = None, color: bool = 
     for n, link in enumerate(v.links, 1):  # whole, one per line: a terminal wraps them, a click or a copy gets them
         console.print(Text(f"[{n}] ", style="blue") + Text(safe(link), style=f"link {link}" if color else ""),
                       soft_wrap=True)
-    text = out.getvalue()
-    return text if color else "".join(line.rstrip() + "\n" for line in text.splitlines())  # no padding to the width
+    shown = out.getvalue()
+    return shown if color else "".join(line.rstrip() + "\n" for line in shown.splitlines())  # no padding to the width

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .diagnosis import Diagnosis, Entity, Evidence
 from .records import parse_ts
+from .redact import redact_obj
 
 # A JobSet pod's name: <replica>-<5 random characters>; the replica part stays the same across restart attempts.
 _REPLICA = re.compile(r"^(.+-(?:pathways-head|(?:pathways-)?worker)-\d+-\d+)-([a-z0-9]{5})$")
@@ -180,3 +181,8 @@ def view(d: Diagnosis, *, replay_files: int | None = None) -> View:
     return View(d=d, sections=[s for s in SECTIONS if s.shown(d)], headline=_headline(d),
                 workload_line=", ".join(parts) or "unknown", workload_parts=known, places=_places(d.root_cause.entities, _first_seen(d)), evidence=rows,
                 timeline=_timeline(d), links=links, footer=footer(d, replay_files))
+
+
+def redacted_view(d: Diagnosis, *, replay_files: int | None = None) -> View:
+    """The view of a diagnosis with every field a log value can reach redacted: what every renderer starts from."""
+    return view(Diagnosis.model_validate(redact_obj(d.to_json_dict())), replay_files=replay_files)
