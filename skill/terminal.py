@@ -12,6 +12,7 @@ import io
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
@@ -57,14 +58,30 @@ def _pairs(rows: list[tuple[str, RenderableType]]) -> Table:
     return grid
 
 
-def _numbered(items: list[tuple[Text, list[RenderableType]]]) -> Table:
-    """1. head, with its body under it; what wraps stays indented under the head."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(justify="right", style="bold", no_wrap=True)
-    grid.add_column(overflow="fold")
+@dataclass
+class Whole:
+    """A command or a filter: printed whole, never wrapped by us, so a copy of it is one command (a terminal may still
+    show it over several rows)."""
+
+    text: str
+
+
+Parts = list[RenderableType | Whole]
+
+
+def _numbered(items: list[tuple[Text, list[RenderableType | Whole]]]) -> Parts:
+    """1. head, with its body under it; what wraps stays indented under the head; commands follow whole."""
+    out: Parts = []
+    number = len(f"{len(items)}.")
     for n, (head, body) in enumerate(items, 1):
-        grid.add_row(f"{n}.", Group(head, *body))
-    return grid
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(justify="right", style="bold", no_wrap=True, min_width=number)
+        grid.add_column(overflow="fold")
+        grid.add_row(f"{n}.", Group(head, *[b for b in body if not isinstance(b, Whole)]))
+        out.append(grid)
+        out += [Whole("\n".join(" " * (number + 1) + line for line in b.text.splitlines()))
+                for b in body if isinstance(b, Whole)]
+    return out
 
 
 def _summary(v: View, sec: Section) -> RenderableType:
@@ -95,7 +112,7 @@ def _root_cause(v: View, sec: Section) -> RenderableType:
     return Group(_t(rc.explanation), *([Text(), _pairs(rows)] if rows else []))
 
 
-def _evidence(v: View, sec: Section) -> RenderableType:
+def _evidence(v: View, sec: Section) -> RenderableType | Parts:
     if not v.evidence:
         return Text("No evidence lines: the verdict rests on what is absent (see the timeline and data gaps).")
     root = set(v.d.hypotheses[0].evidence) if v.d.hypotheses else set()
@@ -118,11 +135,11 @@ def _timeline(v: View, sec: Section) -> RenderableType:
     return grid
 
 
-def _command(text: str) -> Text:
-    return _t(text, "green")
+def _command(text: str) -> Whole:
+    return Whole(safe(text))
 
 
-def _fix(v: View, sec: Section) -> RenderableType:
+def _fix(v: View, sec: Section) -> RenderableType | Parts:
     if not v.d.fix:
         return Text("no fix proposed")
     items = [(_t(f.summary) + Text(f" (risk: {f.risk})", style=RISK_STYLE.get(f.risk, "")),
@@ -130,13 +147,13 @@ def _fix(v: View, sec: Section) -> RenderableType:
     return _numbered(items)
 
 
-def _check_next(v: View, sec: Section) -> RenderableType:
+def _check_next(v: View, sec: Section) -> Parts:
     items = []
     for c in v.d.next_checks:
-        body: list[RenderableType] = []
+        body: list[RenderableType | Whole] = []
         if c.filter:
             body += [Text("Logging filter (Logs Explorer, gcloud logging read, or query-logs --filter):", style="dim"),
-                     _command(c.filter)]
+                     _command(c.filter)]  # after the text above: _numbered puts commands under their item
         if c.command:
             body.append(_command(c.command))
         items.append((_t(c.question), body))
@@ -148,7 +165,7 @@ def _other_hypotheses(v: View, sec: Section) -> RenderableType:
     return Group(*rows) if rows else Text("none")
 
 
-def _observations(v: View, sec: Section) -> RenderableType:
+def _observations(v: View, sec: Section) -> Parts:
     items = []
     for o in v.d.observations:
         kind = "survived" if o.kind == "survived" else "support matrix"
@@ -169,7 +186,7 @@ def _footer(v: View, sec: Section) -> RenderableType:
     return Group(*parts)
 
 
-RENDER: dict[str, Callable[[View, Section], RenderableType]] = {
+RENDER: dict[str, Callable[[View, Section], RenderableType | Parts]] = {
     "summary": _summary, "root_cause": _root_cause, "evidence": _evidence, "timeline": _timeline, "fix": _fix,
     "check_next": _check_next, "other_hypotheses": _other_hypotheses, "observations": _observations,
     "insufficient": lambda v, s: _bullets(v.d.sufficiency.reasons, ""),
@@ -194,7 +211,12 @@ def text(v: View, *, color: bool = False, width: int | None = None) -> str:
         if sec.id != "summary":
             console.print()
             console.print(Rule(Text(sec.title, style="bold"), align="left", style="dim"))
-        console.print(RENDER[sec.id](v, sec))
+        parts = RENDER[sec.id](v, sec)
+        for part in parts if isinstance(parts, list) else [parts]:
+            if isinstance(part, Whole):
+                console.print(Text(part.text, style="green"), soft_wrap=True)
+            else:
+                console.print(part)
     for n, link in enumerate(v.links, 1):  # whole, one per line: a terminal wraps them, a click or a copy gets them
         console.print(Text(f"[{n}] ", style="blue") + Text(safe(link), style=f"link {link}" if color else ""),
                       soft_wrap=True)

@@ -39,12 +39,24 @@ def test_colour_only_when_asked_and_never_with_no_color_or_a_dumb_terminal():
     assert not wants_color(True, {"NO_COLOR": ""}) and not wants_color(True, {"TERM": "dumb"})
 
 
-def test_long_links_stay_whole_and_out_of_the_columns():
-    text = _text("case-009", width=80)
+def _whole(text: str, d: Diagnosis) -> set[str]:
+    """The lines that may run past the width: link footnotes, and commands and filters (each shown whole)."""
+    commands = [f.command for f in d.fix if f.command] + [x for c in d.next_checks for x in (c.filter, c.command) if x]
+    return {line for line in text.splitlines() if re.match(r"\[\d+\] https://", line)
+            or line.strip() in {c for cmd in commands for c in cmd.splitlines()}}
+
+
+@pytest.mark.parametrize("case", ["case-009", "case-012", "case-087"])
+def test_long_links_and_commands_stay_whole_and_out_of_the_columns(case):
+    d = diagnose_replay(FIXTURES / case)
+    text = render_text(d, width=80)
     links = [line for line in text.splitlines() if re.match(r"\[\d+\] https://", line)]
-    assert len(links) == 5 and all(" " not in line.split(" ", 1)[1] for line in links)
-    assert all(len(line) <= 80 for line in text.splitlines() if line not in links)
+    assert len(links) == sum(1 for e in d.evidence if e.link) and all(" " not in x.split(" ", 1)[1] for x in links)
+    assert all(len(line) <= 80 for line in text.splitlines() if line not in _whole(text, d))
     assert "https://" not in text.split("About this report")[0]
+    for f in d.fix:  # a command is one line: a copy runs the whole of it
+        assert not f.command or all(line.strip() in text.splitlines() or f"   {line}" in text
+                                    for line in f.command.splitlines())
 
 
 def test_log_text_cannot_drive_the_terminal():
@@ -60,7 +72,8 @@ def test_the_cli_writes_the_terminal_report_plain(tmp_path, capsys):
     assert main(["diagnose", "--replay", str(FIXTURES / "case-001"), "--output", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("tpu_hardware_failure") and "\x1b[" not in text
-    assert max(len(line) for line in text.splitlines() if "https://" not in line) <= WIDTH
+    whole = _whole(text, diagnose_replay(FIXTURES / "case-001"))
+    assert max(len(line) for line in text.splitlines() if line not in whole) <= WIDTH
     assert main(["diagnose", "--replay", str(FIXTURES / "case-001"), "--format", "text"]) == 0
     same = lambda t: re.sub(r"in \d+\.\d\d s\.", "", t)  # noqa: E731 - timing varies
     assert same(capsys.readouterr().out) == same(text)  # stdout not a terminal: the same plain text, no colour
