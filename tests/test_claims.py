@@ -43,6 +43,8 @@ CLAIMS = (
                                                            for c in p.containers.values())),
     Claim("progress", r"keeps making progress", lambda a: bool(a.model.progress or a.model.milestones.get("worker_launches"))),
     Claim("start-up reached", r"reached its start-up milestones", lambda a: bool(a.model.ready_slices())),
+    Claim("no pod", r"no pods are created|no pod exists", lambda a: not any(p.ran for p in a.model.pods.values())),
+    Claim("stays suspended", r"stays suspended", lambda a: a.model.suspended),
     Claim("finished", r"finished its run", lambda a: a.model.condition("Completed") is not None or any(
         c.last_exit_code == 0 for p in a.model.pods.values() for c in p.containers.values())),
 )
