@@ -4,11 +4,11 @@ the Markdown report and the HTML page. The CLI picks one; the tools and MCP retu
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from .diagnosis import Diagnosis
-from .model import Workload
-from .redact import redact
-from .view import redacted_view
+if TYPE_CHECKING:  # the CLI imports FORMATS at start-up: the renderers load only when one renders
+    from .diagnosis import Diagnosis
+    from .model import Workload
 
 FORMATS = ("text", "markdown", "json", "html")  # text: the terminal report (colour only on a terminal)
 EXTENSIONS = {".json": "json", ".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown",
@@ -26,6 +26,9 @@ def render(d: Diagnosis, fmt: str, *, model: Workload | None = None, replay_file
     progress to the HTML picture; `color` and `width` are the terminal's, for `text`."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    from .redact import redact
+    from .view import redacted_view
+
     v = redacted_view(d, replay_files=replay_files)
     if fmt == "json":  # the contract: the view's diagnosis, every field a log value can reach redacted
         return json.dumps(v.d.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
