@@ -37,7 +37,7 @@ def _cpu() -> float:
 
 
 def _verdict(d, analysis=None) -> dict:
-    from skill.digest import template
+    from skill.understanding.digest import template
 
     by_id = {}
     if analysis is not None:
@@ -53,8 +53,8 @@ def _verdict(d, analysis=None) -> dict:
 def replay(folder: Path, engine: str = "exact", threads: int = 1) -> dict:
     from skill.api import analyse_replay
     from skill.ask import render_tool_result
-    from skill.digest import digest_of, estimate_tokens
-    from skill.explain import build
+    from skill.understanding.digest import digest_of, estimate_tokens
+    from skill.telling.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
     analysis = analyse_replay(folder, digest=True, engine=engine, threads=threads)
@@ -126,10 +126,10 @@ def baseline(folder: Path) -> dict:
 def live(folder: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from skill.diagnose_live import diagnose_live
-    from skill.records import format_ns, parse_ts
-    from skill.sources.base import LogQuery
-    from skill.sources.cloud_logging import Limits
-    from skill.sources.replay import ReplaySource
+    from skill.reading.records import format_ns, parse_ts
+    from skill.reading.sources.base import LogQuery
+    from skill.reading.sources.cloud_logging import Limits
+    from skill.reading.sources.replay import ReplaySource
     from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
     from evals.fakes.logging_server import FakeLogging, LoggingServer
 
@@ -174,7 +174,7 @@ def scan(folder: Path, threads: int = 1) -> dict:
     the routing fields projected, a count, and one RE2 regexp over textPayload."""
     import duckdb
 
-    from skill.sources.replay import ReplaySource
+    from skill.reading.sources.replay import ReplaySource
 
     files = [str(p) for p in ReplaySource(folder)._log_files]
     t0, c0 = time.perf_counter(), _cpu()

@@ -103,7 +103,7 @@ def _place(c: Copy) -> dict[str, str]:
 def startup(c: Copy) -> int:
     """JAX's start-up warnings at the start of each user container."""
     added = []
-    for i, e in enumerate(_first_per_stream(c, is_user_container)):
+    for e in _first_per_stream(c, is_user_container):
         added += [_entry(e, _ns(e["timestamp"]) + (j + 1) * NS // 10, text, len(added) + j, "startup")
                   for j, text in enumerate(STARTUP)]
     c.logs += added

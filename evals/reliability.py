@@ -83,7 +83,7 @@ def classify_error(err: BaseException | None) -> tuple[str, str]:
 def run_hostile(h: Hostile, workdir: Path) -> Outcome:
     """Write one corpus folder, diagnose it, and account for every input item."""
     from skill.api import diagnose_replay
-    from skill.sources.replay import ReplaySource
+    from skill.reading.sources.replay import ReplaySource
 
     folder = Path(workdir) / h.name
     counts = h.make(folder)

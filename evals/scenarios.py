@@ -129,7 +129,7 @@ def parse_iso(text: str) -> int:
     """An RFC 3339 UTC time -> ns since the epoch."""
     d = dt.datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     if d.tzinfo is None:
-        d = d.replace(tzinfo=dt.timezone.utc)
+        d = d.replace(tzinfo=dt.UTC)
     whole = d.replace(microsecond=0)
     return int(whole.timestamp()) * NS + d.microsecond * 1000
 
@@ -137,7 +137,7 @@ def parse_iso(text: str) -> int:
 def fmt_ns(ns: int, digits: int = 9) -> str:
     """ns since epoch -> '2026-11-20T10:03:12.123456789Z' (digits=0 gives whole seconds)."""
     sec, frac = divmod(ns, NS)
-    base = dt.datetime.fromtimestamp(sec, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    base = dt.datetime.fromtimestamp(sec, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
     if digits == 0:
         return base + "Z"
     return f"{base}.{frac:09d}"[: len(base) + 1 + digits] + "Z"
@@ -146,7 +146,7 @@ def fmt_ns(ns: int, digits: int = 9) -> str:
 def glog_stamp(ns: int) -> str:
     """The 'MMDD HH:MM:SS.uuuuuu' part of a glog/klog line."""
     sec, frac = divmod(ns, NS)
-    d = dt.datetime.fromtimestamp(sec, dt.timezone.utc)
+    d = dt.datetime.fromtimestamp(sec, dt.UTC)
     return f"{d:%m%d %H:%M:%S}.{frac // 1000:06d}"
 
 

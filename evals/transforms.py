@@ -11,7 +11,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import orjson
@@ -80,7 +80,7 @@ def _ns(ts: str) -> int:
 
 
 def _ts(ns: int) -> str:
-    base = datetime.fromtimestamp(ns // 10**9, tz=timezone.utc)
+    base = datetime.fromtimestamp(ns // 10**9, tz=UTC)
     return base.strftime("%Y-%m-%dT%H:%M:%S") + f".{ns % 10**9:09d}Z"
 
 

@@ -6,12 +6,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from .diagnosis import Diagnosis
-from .engine import Analysis, analyse, resolve_jobset
+from .judging.engine import Analysis, analyse, resolve_jobset
 from .errors import InputError
-from .explain import build
-from .queries import Scope
-from .records import format_ns, parse_ts, time_arg
-from .sources.replay import ReplaySource
+from .telling.explain import build
+from .understanding.queries import Scope
+from .reading.records import format_ns, parse_ts, time_arg
+from .reading.sources.replay import ReplaySource
 
 
 ENGINES = ("exact", "duckdb")
@@ -20,7 +20,7 @@ ENGINES = ("exact", "duckdb")
 def replay_source(folder: str | Path, engine: str = "exact", threads: int = 1) -> ReplaySource:
     """The source for an export folder: the exact reader, or DuckDB with the exact reader as fallback."""
     if engine == "duckdb":
-        from .sources.duck import DuckReplaySource
+        from .reading.sources.duck import DuckReplaySource
 
         return DuckReplaySource(folder, threads=threads)
     if engine != "exact":

@@ -2,7 +2,7 @@
 
 The model gets the deterministic diagnosis first (as a rendered, delimited tool result), may call registry tools
 only (anything else is answered with an error result and counted; nothing else can execute), and answers by calling
-`submit_diagnosis` (skill.answer), whose input schema is the Diagnosis contract; that call ends the loop. The input
+`submit_diagnosis` (skill.telling.answer), whose input schema is the Diagnosis contract; that call ends the loop. The input
 is validated with the pydantic contract and every id it cites must appear in what the tools returned; a rejection
 goes back to the model as an error tool result, at most `max_answer_retries` times, after which (or when the
 budget runs out first) the deterministic diagnosis is returned and `fallback` says why in one line. On its last
@@ -27,11 +27,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .answer import FINAL_TOOL, check_answer, submit_tool_definition
+from .telling.answer import FINAL_TOOL, check_answer, submit_tool_definition
 from .diagnosis import SCHEMA_ID, Diagnosis
 from .errors import InputError, SourceError, error_object
 from .redact import redact, redact_obj
-from .report import environment
+from .telling.report import environment
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 MODEL_ENV = "PATHWAYS_WORKLOAD_MODEL"
@@ -187,84 +187,34 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
         max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
         max_answer_retries: int = 2, client=None, now: str | None = None, tools=None) -> AskResult:
     """Answer a question about one workload with the model and the registry's tools; see the module docstring."""
-    import anthropic
-
     from tools.registry import registry
 
-    from .api import analyse_replay
-    from .catalog import BY_ID
-    from .digest import digest_of
-    from .explain import build
-
-    if replay is None:
-        raise InputError("ask needs --replay DIR (live mode needs project, location, cluster and jobset)")
-    if max_steps < 1:
-        raise InputError("max_steps must be at least 1")
-    if max_answer_retries < 0:
-        raise InputError("max_answer_retries must be 0 or more")
+    _check_limits(replay, max_steps, max_answer_retries)
     t0 = time.monotonic()
     model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
     tools = tools or registry()
     if FINAL_TOOL in tools:
         raise InputError(f"a registry tool may not be called {FINAL_TOOL!r}: that name is the answer")
-    analysis = analyse_replay(replay, jobset=jobset, digest=True)
-    base = build(analysis, logging_requests=0)  # = diagnose_replay, keeping the analysis for the digest
-    digest = digest_of(analysis, base)  # the logs behind it, grouped, within 8,000 tokens (skill.digest); seeded
-    # inside the diagnose result, so the model gets both in one untrusted-data block
-    jobset = jobset or base.workload.jobset
+    base, messages, seen, known, jobset = _seed(question, replay, jobset)
     client = client or make_client()
-    base_json = base.to_json_dict()
-    seen: set[str] = set(base.cited_ids())
-    _ids_in(base_json, seen)
-    _ids_in(digest, seen)
-    known = set(BY_ID) | {base.failure_class}
-
     system = [{"type": "text", "text": render_system(now=now or _now(), tools=tools, max_steps=max_steps),
                "cache_control": {"type": "ephemeral"}}]
-    seed_args = {"replay": str(replay), "jobset": jobset}
-    messages: list[dict] = [
-        {"role": "user", "content": f"Question about JobSet `{jobset}`:\n\n{redact(question)}"},
-        {"role": "assistant", "content": [{"type": "text", "text": "I start from the deterministic diagnosis."},
-                                          {"type": "tool_use", "id": "toolu_pw_diagnose", "name": "diagnose",
-                                           "input": seed_args}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_pw_diagnose",
-                                      "content": render_tool_result("diagnose", {**base_json, "log_digest": digest})}]},
-    ]
     res = AskResult(answer="", diagnosis=base, model=model)
+    seed_args = {"replay": str(replay), "jobset": jobset}
     calls_seen = {_call_key(tools["diagnose"], seed_args)} if "diagnose" in tools else set()
     defs = tool_definitions_with_answer(tools)
     answer: Diagnosis | None = None
     answer_text = ""
     force = False
     while answer is None:
-        if res.steps >= max_steps:
-            res.stop = "max_steps"
-            break
-        if len(res.rejected_answers) > max_answer_retries:
-            res.stop = "answer_rejected"
-            break
         remaining = deadline_s - (time.monotonic() - t0)
-        if remaining <= 1:
-            res.stop = "deadline"
-            break
-        if res.input_tokens + res.output_tokens >= max_total_tokens:
-            res.stop = "token_budget"
+        if stop := _out_of_budget(res, max_steps, max_answer_retries, remaining, max_total_tokens):
+            res.stop = stop
             break
         kw = {"tool_choice": FORCE_ANSWER} if force or res.steps == max_steps - 1 else {}
-        try:
-            resp = client.with_options(timeout=remaining).messages.create(
-                model=model, max_tokens=max_tokens, system=system, tools=defs, messages=messages, **kw)
-        except anthropic.APIError as err:
-            status = getattr(err, "status_code", None)
-            raise SourceError(f"the Anthropic API failed at step {res.steps + 1}: {type(err).__name__}"
-                              + (f" {status}" if status else "") + f": {_short(err)}") from err
-        res.steps += 1
+        resp = _call_model(client, res, remaining, model=model, max_tokens=max_tokens, system=system, tools=defs,
+                           messages=messages, **kw)
         force = False
-        u = resp.usage
-        res.input_tokens += u.input_tokens or 0
-        res.output_tokens += u.output_tokens or 0
-        res.cache_creation_input_tokens += getattr(u, "cache_creation_input_tokens", 0) or 0
-        res.cache_read_input_tokens += getattr(u, "cache_read_input_tokens", 0) or 0
         messages.append({"role": "assistant", "content": resp.content})
         text = "".join(b.text for b in resp.content if b.type == "text").strip()
         uses = [b for b in resp.content if b.type == "tool_use"]
@@ -288,8 +238,85 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
             results.append(_run_tool(block, tools, res, replay=str(replay), jobset=jobset, seen=seen,
                                      calls_seen=calls_seen))
         messages.append({"role": "user", "content": results})
+    return _finish(res, base, answer, answer_text, model, time.monotonic() - t0)
 
-    res.seconds = time.monotonic() - t0
+
+def _check_limits(replay: str | Path | None, max_steps: int, max_answer_retries: int) -> None:
+    if replay is None:
+        raise InputError("ask needs --replay DIR (live mode needs project, location, cluster and jobset)")
+    if max_steps < 1:
+        raise InputError("max_steps must be at least 1")
+    if max_answer_retries < 0:
+        raise InputError("max_answer_retries must be 0 or more")
+
+
+def _seed(question: str, replay: str | Path, jobset: str | None) -> tuple[Diagnosis, list[dict], set[str], set[str], str]:
+    """The deterministic diagnosis and the conversation that starts from it: the question, then a `diagnose` call
+    already made, its result carrying the diagnosis and the log digest in one untrusted-data block. Also the ids the
+    model may cite (everything it was shown) and the class ids it may answer."""
+    from .api import analyse_replay
+    from .catalog import BY_ID
+    from .telling.explain import build
+    from .understanding.digest import digest_of
+
+    analysis = analyse_replay(replay, jobset=jobset, digest=True)
+    base = build(analysis, logging_requests=0)  # = diagnose_replay, keeping the analysis for the digest
+    digest = digest_of(analysis, base)  # the logs behind it, grouped, within 8,000 tokens (skill.understanding.digest)
+    jobset = jobset or base.workload.jobset
+    base_json = base.to_json_dict()
+    seen: set[str] = set(base.cited_ids())
+    _ids_in(base_json, seen)
+    _ids_in(digest, seen)
+    known = set(BY_ID) | {base.failure_class}
+    seed_args = {"replay": str(replay), "jobset": jobset}
+    messages: list[dict] = [
+        {"role": "user", "content": f"Question about JobSet `{jobset}`:\n\n{redact(question)}"},
+        {"role": "assistant", "content": [{"type": "text", "text": "I start from the deterministic diagnosis."},
+                                          {"type": "tool_use", "id": "toolu_pw_diagnose", "name": "diagnose",
+                                           "input": seed_args}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_pw_diagnose",
+                                      "content": render_tool_result("diagnose", {**base_json, "log_digest": digest})}]},
+    ]
+    return base, messages, seen, known, jobset
+
+
+def _out_of_budget(res: AskResult, max_steps: int, max_answer_retries: int, remaining: float,
+                   max_total_tokens: int) -> str | None:
+    """Why the loop must stop before another model call, or None."""
+    if res.steps >= max_steps:
+        return "max_steps"
+    if len(res.rejected_answers) > max_answer_retries:
+        return "answer_rejected"
+    if remaining <= 1:
+        return "deadline"
+    if res.input_tokens + res.output_tokens >= max_total_tokens:
+        return "token_budget"
+    return None
+
+
+def _call_model(client, res: AskResult, remaining: float, **request):
+    """One Messages API call within the time left; counts the step and its tokens. An API error is a SourceError."""
+    import anthropic
+
+    try:
+        resp = client.with_options(timeout=remaining).messages.create(**request)
+    except anthropic.APIError as err:
+        status = getattr(err, "status_code", None)
+        raise SourceError(f"the Anthropic API failed at step {res.steps + 1}: {type(err).__name__}"
+                          + (f" {status}" if status else "") + f": {_short(err)}") from err
+    res.steps += 1
+    u = resp.usage
+    res.input_tokens += u.input_tokens or 0
+    res.output_tokens += u.output_tokens or 0
+    res.cache_creation_input_tokens += getattr(u, "cache_creation_input_tokens", 0) or 0
+    res.cache_read_input_tokens += getattr(u, "cache_read_input_tokens", 0) or 0
+    return resp
+
+
+def _finish(res: AskResult, base: Diagnosis, answer: Diagnosis | None, answer_text: str, model: str,
+            seconds: float) -> AskResult:
+    """Time, cost, and the answer: the model's validated diagnosis, or the deterministic one and why."""
+    res.seconds = seconds
     res.cost_usd = cost(model, res.input_tokens, res.output_tokens, res.cache_creation_input_tokens,
                         res.cache_read_input_tokens)
     if answer is None:

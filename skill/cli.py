@@ -13,7 +13,7 @@ import typing
 
 from . import __version__
 from .errors import PathwaysWorkloadError, UsageError
-from .render import FORMATS
+from .telling.render import FORMATS
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 _KEY_HINT = "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy)"
@@ -108,7 +108,7 @@ def _add_live(p: argparse.ArgumentParser) -> None:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from .api import analyse_replay
-    from .explain import build
+    from .telling.explain import build
 
     analysis = None
     if args.replay:
@@ -140,12 +140,12 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 def _rendered(args: argparse.Namespace, d, analysis) -> str:
     """The diagnosis in the format asked for; the terminal report takes the terminal's colour and width (a file or a
     pipe gets plain text)."""
-    from .render import render
+    from .telling.render import render
 
     fmt = _format(args, "text")
     color, width = False, None
     if fmt == "text" and not args.output and sys.stdout.isatty():
-        from .terminal import WIDTH, wants_color
+        from .telling.terminal import WIDTH, wants_color
 
         color, width = wants_color(True), shutil.get_terminal_size((WIDTH, 24)).columns
     return render(d, fmt, model=analysis.model if analysis else None, color=color, width=width,
@@ -155,7 +155,7 @@ def _rendered(args: argparse.Namespace, d, analysis) -> str:
 def _format(args: argparse.Namespace, person: str) -> str:
     """The format asked for; by default `person`'s on a terminal or by --output FILE's extension, JSON when piped (and
     a note on stderr says so, so a pipe never changes the output silently)."""
-    from .render import format_of
+    from .telling.render import format_of
 
     if args.format:
         return args.format

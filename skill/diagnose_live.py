@@ -1,9 +1,9 @@
 """Live diagnosis: a workload read from Cloud Logging and the Kubernetes API, with the engine replay uses.
 
-`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/sources/cloud_logging.py + kube.py) and returns the
+`diagnose_live(...)` builds the Scope, reads through `LiveSource` (skill/reading/sources/cloud_logging.py + kube.py) and returns the
 same Diagnosis contract; `save_dir` writes everything fetched as a replay folder, so `diagnose --replay DIR --at END`
 gives the same verdict. `diagnose_log_analytics(...)` reads the same queries from a Log Analytics linked dataset
-(skill/sources/log_analytics.py). Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER,
+(skill/reading/sources/log_analytics.py). Environment: PATHWAYS_WORKLOAD_LOGGING_ENDPOINT, PATHWAYS_WORKLOAD_KUBE_SERVER,
 PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT.
 """
 
@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .diagnosis import Diagnosis
-from .engine import analyse
+from .judging.engine import analyse
 from .errors import InputError, SourceError
-from .explain import build
-from .queries import Scope
-from .records import format_ns, parse_ts, time_arg
-from .sources.cloud_logging import CloudLoggingSource, Deadline, Limits, LiveSource
+from .telling.explain import build
+from .understanding.queries import Scope
+from .reading.records import format_ns, parse_ts, time_arg
+from .reading.sources.cloud_logging import CloudLoggingSource, Deadline, Limits, LiveSource
 
 ENV_LOGGING = "PATHWAYS_WORKLOAD_LOGGING_ENDPOINT"
 ENV_KUBE = "PATHWAYS_WORKLOAD_KUBE_SERVER"
@@ -90,7 +90,7 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
                               limits=limits, deadline=deadline, progress=say, sleep=sleep, rng=rng)
     kube = None
     if not no_kube:
-        from .sources.kube import KubernetesSource
+        from .reading.sources.kube import KubernetesSource
 
         kube = KubernetesSource(jobset=jobset, namespace=namespace, project=project, location=location or "",
                                 cluster=cluster, server=kube_server or os.environ.get(ENV_KUBE) or None,
@@ -155,7 +155,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
     """Diagnose a JobSet from a Log Analytics linked dataset (`PROJECT.DATASET._AllLogs`) with BigQuery SQL; the
     Kubernetes API is read only when `kube` is set (else data_gaps say so). `project` is the workload's project (console
     links, the cluster), by default the dataset's; the jobs run in (and bill) the dataset's. See docs/log-analytics.md."""
-    from .sources.log_analytics import LogAnalyticsSource, parse_dataset
+    from .reading.sources.log_analytics import LogAnalyticsSource, parse_dataset
 
     data_project = parse_dataset(dataset)[0]
     _check_deadline(deadline_s)
@@ -169,7 +169,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
                               timeout_s=deadline_s, progress=say)
     kube_source = None
     if kube:
-        from .sources.kube import KubernetesSource
+        from .reading.sources.kube import KubernetesSource
 
         kube_source = KubernetesSource(jobset=jobset, namespace=namespace, project=project or data_project,
                                        location=location or "", cluster=cluster,

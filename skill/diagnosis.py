@@ -87,7 +87,7 @@ class Observation(_Strict):
     timestamp: str | None = Field(default=None, description="when its first line was logged")
     resource: str = Field(description="what logged it: pod/container, node, or kind/name")
     excerpt: str = Field(description="its first line, redacted")
-    why_not_cause: str = Field(description="what the run did after it that shows it survived (skill.impact's rule)")
+    why_not_cause: str = Field(description="what the run did after it that shows it survived (skill.judging.impact's rule)")
 
 
 class Budget(_Strict):

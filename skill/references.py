@@ -10,11 +10,11 @@ from pathlib import Path
 
 from .catalog import CLASSES, MILESTONES, SYMPTOMS
 from .catalog.types import Fix, Text
-from .classify import CANDIDATE, thresholds
-from .impact import RAN_ON_LINES, RAN_ON_NS
-from .impact import table as impact_table
-from .citations import table as citations_table
-from .status import table as status_table
+from .judging.classify import CANDIDATE, thresholds
+from .judging.impact import RAN_ON_LINES, RAN_ON_NS
+from .judging.impact import table as impact_table
+from .telling.citations import table as citations_table
+from .understanding.status import table as status_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "references" / "classes.md"
@@ -96,9 +96,9 @@ STATUS_DOC = ROOT / "docs" / "status-model.md"
 
 
 def render_status_model() -> str:
-    """docs/status-model.md: the status table of skill/status.py, in words."""
-    return _table_doc("The status model", "skill/status.py", [
-        "A diagnosis's `status` is decided by one ordered table (`skill/status.py`): the first row that holds decides.",
+    """docs/status-model.md: the status table of skill/understanding/status.py, in words."""
+    return _table_doc("The status model", "skill/understanding/status.py", [
+        "A diagnosis's `status` is decided by one ordered table (`skill/understanding/status.py`): the first row that holds decides.",
         "It reads the JobSet (conditions, `status.terminalState`, `status.restarts` against `spec.failurePolicy.maxRestarts`,",
         "`spec.suspend`), the pods (phases, container states and restart counts) and, when those objects were not exported,",
         "the events and logs that say the same (JobSet `FailedJobs` / `ReachedMaxRestarts`, Job `BackoffLimitExceeded`,",
@@ -110,10 +110,10 @@ IMPACT_DOC = ROOT / "docs" / "impact.md"
 
 
 def render_impact() -> str:
-    """docs/impact.md: the impact table of skill/impact.py, in words."""
-    return _table_doc("Did the run suffer from it? The impact rule", "skill/impact.py", [
+    """docs/impact.md: the impact table of skill/judging/impact.py, in words."""
+    return _table_doc("Did the run suffer from it? The impact rule", "skill/judging/impact.py", [
         "A line that names a failure (a signature or a fact of the catalog) is a cause only when the workload suffered",
-        "after it. Each such line is judged by one ordered table (`skill/impact.py`): the first row that holds decides.",
+        "after it. Each such line is judged by one ordered table (`skill/judging/impact.py`): the first row that holds decides.",
         "It reads the client's step lines (the executors' periodic launch reports come from every host and do not show",
         "the run advancing), and the failures seen: a container failed or crash-looped, a Job or the JobSet failed or",
         "restarted, heartbeats timed out, a slice was lost (DATA_LOSS).", "",
@@ -132,9 +132,9 @@ CITATIONS_DOC = ROOT / "docs" / "citations.md"
 
 
 def render_citations() -> str:
-    """docs/citations.md: what a diagnosis cites, from the rules of skill/citations.py."""
-    return _table_doc("What a diagnosis cites", "skill/citations.py", [
-        "The `evidence` of a diagnosis is chosen by one ordered table of rules (`skill/citations.py`). Each rule is a",
+    """docs/citations.md: what a diagnosis cites, from the rules of skill/telling/citations.py."""
+    return _table_doc("What a diagnosis cites", "skill/telling/citations.py", [
+        "The `evidence` of a diagnosis is chosen by one ordered table of rules (`skill/telling/citations.py`). Each rule is a",
         "function of one context (the workload model, the verdict and the ids cited so far); the rows are applied in",
         "order and each id is cited once. A new reason to cite a line is one new row."], citations_table())
 

@@ -11,7 +11,7 @@ import anthropic
 import pytest
 import yaml
 
-from skill.answer import FINAL_TOOL, check_answer, diagnosis_schema, submit_tool_definition
+from skill.telling.answer import FINAL_TOOL, check_answer, diagnosis_schema, submit_tool_definition
 from skill.ask import AskResult, ask, cost, render_system, render_tool_result
 from skill.diagnosis import SCHEMA_ID, Diagnosis
 from skill.errors import SourceError

@@ -7,8 +7,8 @@ import pytest
 from bench.__main__ import check, measure, table
 from bench.generate import FAILURE_CLASS, Shape, scenario, shape_for
 from skill.api import analyse_replay
-from skill.digest import MAX_TOKENS, digest_of
-from skill.explain import build
+from skill.understanding.digest import MAX_TOKENS, digest_of
+from skill.telling.explain import build
 
 FIELDS = ("entries", "replay_seconds", "entries_per_second", "baseline_entries_per_second", "peak_rss_mib",
           "live_requests", "live_entries_transferred", "digest_tokens", "failure_class")
@@ -90,7 +90,6 @@ def _fleet_verdict(shape: Shape, tmp_path) -> dict:
 
     from bench.measure import _verdict
     from evals.builder import build as build_case
-    from skill.api import diagnose_replay
 
     s = scenario(shape)
     s["incident"] = LOOK_ALIKES + s["incident"]

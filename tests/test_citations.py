@@ -1,4 +1,4 @@
-"""What a diagnosis cites (skill/citations.py): every rule cites something in the library, and the docs are current."""
+"""What a diagnosis cites (skill/telling/citations.py): every rule cites something in the library, and the docs are current."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from skill import references
 from skill.api import analyse_replay
-from skill.citations import RULES, cite
+from skill.telling.citations import RULES, cite
 
 from conftest import CASES, ROOT
 
@@ -18,7 +18,7 @@ def cited_by_rule() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {r.name: set() for r in RULES}
     for case in CASES:
         a = analyse_replay(case)
-        for rule, s in cite(a.model, a.verdict):
+        for rule, _s in cite(a.model, a.verdict):
             out[rule].add(case.name)
     return out
 

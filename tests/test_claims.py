@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pytest
 
 from skill.api import analyse_replay
-from skill.engine import Analysis
-from skill.explain import build
+from skill.judging.engine import Analysis
+from skill.telling.explain import build
 
 from conftest import CASES
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from skill.catalog import CLASSES, VERDICT_SOURCES
-from skill.classify import ABSENCE_CHECKS, REFINE
+from skill.judging.classify import ABSENCE_CHECKS, REFINE
 
 from conftest import ROOT
 

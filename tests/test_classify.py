@@ -8,16 +8,16 @@ import orjson
 import pytest
 
 from skill.catalog import BY_ID, CLASSES
-from skill.classify import ABSENCE_CHECKS, Hypo, classify
-from skill.engine import Collector, RunStats
-from skill.explain import _ENV, _finished, data_gaps, entities
-from skill.model import Workload
-from skill.objects import pod_records
-from skill.queries import Scope, node_queries, workload_queries
-from skill.query import matches
-from skill.records import Record, record_from_entry
-from skill.signals import Matcher
-from skill.sources.base import SourceStats
+from skill.judging.classify import ABSENCE_CHECKS, Hypo, classify
+from skill.judging.engine import Collector, RunStats
+from skill.telling.explain import _ENV, _finished, data_gaps, entities
+from skill.understanding.model import Workload
+from skill.reading.objects import pod_records
+from skill.understanding.queries import Scope, workload_queries
+from skill.reading.query import matches
+from skill.reading.records import Record, record_from_entry
+from skill.understanding.signals import Matcher
+from skill.reading.sources.base import SourceStats
 
 NS = 1_000_000_000
 T0 = 1_764_000_000 * NS
@@ -119,13 +119,12 @@ SCALE_DOWN = {
 }
 
 
-def test_the_autoscaler_scale_down_decision_is_read_and_names_the_head_and_its_node():
+def test_the_autoscaler_scale_down_decision_is_read():
+    # (its signature was removed with the other unsourced wordings, issue 28; the query still reads the decision)
     scope = Scope(jobset=JS, start_ns=T0, end_ns=T0 + 3600 * NS, cluster="c")
     autoscaler = next(q for q in workload_queries(scope) if q.name == "cluster-activity")
     entry = dict(SCALE_DOWN, timestamp="2025-11-24T16:10:00Z")  # inside the window
     assert matches(autoscaler.filter, entry)
-    sigs = [s for s in M.match(record_from_entry(SCALE_DOWN)) if s.target == "head_pod_evicted"]
-    assert sigs and sigs[0].groups["pod"] == HEAD and sigs[0].groups["node"] == "gke-c-cpu-np-9"
 
 
 def test_a_scale_down_of_worker_nodes_is_not_a_head_eviction():
@@ -148,7 +147,6 @@ def test_a_port_forward_is_read_but_alone_is_no_lost_session():
     assert matches(audit.filter, PORT_FORWARD)
     model = Workload(jobset=JS, now=T0 + 3600 * NS)
     causes, symptoms = feed(model, record_from_entry(PORT_FORWARD))
-    assert [s.target for s in causes] == ["proxy_connection_lost"] and causes[0].pattern.support
     assert classify(model, causes, symptoms).failure_class == "no_failure_detected"
 
 
@@ -327,7 +325,7 @@ def test_a_standby_preempted_for_the_replacement_is_hot_swap_evidence():
 
 
 def test_the_standby_preemption_event_is_read_live_and_in_replay():
-    from skill.engine import _belongs
+    from skill.judging.engine import _belongs
 
     assert 'jsonPayload.reason="Preempted"' in next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS)) if q.name == "events")
     assert _belongs({"kind": "Event", "reason": "Preempted", "involvedObject": {"kind": "Pod", "name": "standby-0"}}, JS)
@@ -388,12 +386,6 @@ def test_an_absl_signal_dump_cites_the_frame_it_stopped_in():
     assert "SIGSEGV" in v.root.detail
 
 
-def test_a_worker_that_cannot_register_supports_slices_not_ready():
-    rec = line(T0, "W0128 15:41:14.349943    8541 rm_client.cc:148] Failed to register with resource manager "
-                   "old-pathways-head-0-0.old:29001: UNAVAILABLE: DNS resolution failed", container="pathways-worker", pod=WORKER)
-    assert [(s.target, s.pattern.support) for s in M.match(rec)] == [("slices_not_ready", True)]
-
-
 def test_a_failed_recovery_names_the_interrupted_vm_and_its_node_pool():
     """Elastic training gave up after a Spot VM went away: name the VM and its node pool, not only the client."""
     from skill.catalog import BY_ID
@@ -419,8 +411,6 @@ def test_a_healthy_verdict_cites_the_start_up_and_the_latest_step():
 @pytest.mark.parametrize("text, cls", [
     ("E1128 14:06:02.121798     506 tpu_runtime_init.cc:377] TPU runtime initialization aborted: INTERNAL: expected 4 "
      "worker addresses for topology 2x2x4, found 0", "tpu_init_failure"),
-    ("E1202 16:33:16.291247    3449 tpu_driver_device.cc:1204] Chip 3 (/dev/vfio/3) entered state FENCED: driver reported "
-     "unrecoverable firmware fault", "tpu_hardware_failure"),
 ])
 def test_runtime_and_driver_wordings(text, cls):
     assert cls in {s.target for s in M.match(line(T0, text, container="pathways-worker", pod=WORKER))}
@@ -434,7 +424,7 @@ def test_the_autoscaler_marking_the_heads_node_supports_the_eviction_only_on_tha
     mark = lambda n: Record(id=f"m-{n}", ts=T0, source="event", log="events", kind="Node", obj=n, node=n,
                             text="ScaleDown: marked the node as toBeDeleted/unschedulable")
     causes, _ = feed(model, mark(node), mark("gke-c-cpu-np-dcccb56e-zzzz"))
-    from skill.classify import NEEDS
+    from skill.judging.classify import NEEDS
     held = [NEEDS[s.pattern.needs](model, s, []) for s in causes if s.pattern.needs == "on_the_head_node"]
     assert held == [True, False]
 
@@ -445,7 +435,7 @@ def test_the_autoscalers_vm_deletions_are_read_with_the_cluster_activity():
 
 
 def test_the_detail_of_a_multi_line_record_is_its_exception_line():
-    from skill.citations import said_line as _said_line
+    from skill.telling.citations import said_line as _said_line
 
     text = 'eval failed at step 2000\nTraceback (most recent call last):\n  File "/opt/x.py", line 3, in f\nKeyError: \'attention_mask\''
     assert _said_line(text) == "KeyError: 'attention_mask'" and _said_line("one line") == "one line"
@@ -462,7 +452,7 @@ def test_a_scheduling_blip_that_resolved_is_no_failed_hot_swap():
 
 
 def test_kubelets_pulled_event_gives_the_containers_image_when_the_pod_is_gone():
-    from skill.records import record_from_event
+    from skill.reading.records import record_from_event
 
     ev = {"kind": "Event", "metadata": {"uid": "u1"}, "reason": "Pulled", "type": "Normal", "lastTimestamp": "2026-11-20T10:00:00Z",
           "message": 'Successfully pulled image "us-docker.pkg.dev/p/infra/cp-sidecar:b3" in 1.4s',
@@ -505,14 +495,14 @@ def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
 
 def test_the_latest_attempt_is_cited_where_its_burst_began():
     """Three attempts fail the same way; the last one on two hosts 0.2 s apart: its first line is cited."""
-    from skill.citations import _latest_attempt
+    from skill.telling.citations import _latest_attempt
 
     rx = "Compilation of jit_train_step (fingerprint 9c41d07e5ab23f18) failed: INTERNAL: RET_CHECK failure"
     recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),
             line(T0 + 400 * NS, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-bbbbb", rid="b0"),
             line(T0 + 400 * NS + 2 * 10**8, rx, container="pathways-worker", pod=f"{JS}-worker-0-3-bbbbb", rid="b3")]
     from skill.catalog import Pattern
-    from skill.signals import Signal
+    from skill.understanding.signals import Signal
 
     pattern = Pattern(r"Compilation of \S+ .{0,60}failed", 0.9)
     sigs = [Signal("cause", "xla_compile_error", pattern, r, {}) for r in recs]
@@ -523,7 +513,7 @@ def test_the_latest_attempt_is_cited_where_its_burst_began():
                                               ({}, "no_failure_detected")])
 def test_a_kueue_managed_jobset_left_suspended_is_not_admitted(labels, expected):
     """Suspended with no pods and no reason of Kueue's in the data: Kueue has not admitted it (if it is Kueue's)."""
-    from skill.objects import jobset_records
+    from skill.reading.objects import jobset_records
 
     js = {"kind": "JobSet", "metadata": {"name": JS, "namespace": "default", "uid": "js-uid", "labels": labels},
           "spec": {"suspend": True},
@@ -545,7 +535,7 @@ def test_a_missing_checkpoint_bucket_is_not_a_scratch_problem():
     err = line(T0, 'E0224 persistence_service.cc:412] Failed to write array shard for checkpoint step 250: NOT_FOUND: Error '
                    'writing "x/250/d/1" in GCS bucket "peregrine-ckpt": HTTP response code: 404 with body: The specified '
                    "bucket does not exist.", container="pathways-worker", pod=WORKER, rid="e")
-    from skill.classify import NEEDS
+    from skill.judging.classify import NEEDS
     assert [NEEDS[s.pattern.needs](model, s, []) for s in M.match(err) if s.pattern.needs == "the_scratch_bucket"] == [False]
 
 

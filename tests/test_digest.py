@@ -6,9 +6,9 @@ import pytest
 
 from skill.api import analyse_replay
 from skill.ask import render_tool_result
-from skill.digest import Digest, digest_of, estimate_tokens, template
-from skill.explain import build
-from skill.records import Record
+from skill.understanding.digest import Digest, digest_of, estimate_tokens, template
+from skill.telling.explain import build
+from skill.reading.records import Record
 from tests.conftest import CASES
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from evals.corpus import CORPUS
 from skill.api import diagnose_replay
-from skill.sources.duck import DuckReplaySource
+from skill.reading.sources.duck import DuckReplaySource
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORED = [p for p in sorted((ROOT / "fixtures").glob("case-*")) + sorted((ROOT / "heldout").glob("case-h*"))
@@ -36,7 +36,7 @@ def test_duckdb_engine_gives_the_exact_diagnosis(folder):
 @pytest.mark.parametrize("h", [h for h in CORPUS if not h.known_bug], ids=lambda h: h.name)
 def test_hostile_input_same_gaps_and_counts(h, tmp_path):
     """Counts, gaps, the time span and the inventory as the exact reader's (the queries are the fixtures' test)."""
-    from skill.sources.replay import ReplaySource
+    from skill.reading.sources.replay import ReplaySource
 
     folder = tmp_path / h.name
     h.make(folder)
@@ -59,13 +59,13 @@ def test_rejected_files_and_uncompilable_filters_are_counted(tmp_path):
     (tmp_path / "a.jsonl").write_text('{"insertId": "a", "timestamp": "2026-01-01T00:00:00Z", "textPayload": "x"}\n'
                                       '{"insertId": "b", "timestamp": "2026-01-01T00:00:01Z", "textPayload": "y"}\n')
     (tmp_path / "b.jsonl").write_text('{"insertId": "c", "timestamp": "2026-01-01T00:00:02Z"}\n{"insertId": \n')
-    from skill.sources.base import LogQuery
+    from skill.reading.sources.base import LogQuery
 
     src = DuckReplaySource(tmp_path)
     got = [e["insertId"] for _q, e in src.read([LogQuery("all", 'textPayload:"x" OR "y"'),
                                                LogQuery("new", 'insertId:""', "desc", 2)])]
     assert got == ["a", "b", "c", "b"]
     assert (src.engine.files_duckdb, src.engine.files_exact) == (1, 1)
-    assert src.engine.queries_uncompilable == 1  # the bare "y" is a global restriction: skill.query decides it
+    assert src.engine.queries_uncompilable == 1  # the bare "y" is a global restriction: skill.reading.query decides it
     assert src.stats.entries_read == 3 and src.stats.entries_skipped == 1
     assert any("b.jsonl:2" in g for g in src.stats.gaps)

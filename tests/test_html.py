@@ -12,8 +12,8 @@ import pytest
 from skill.api import analyse_replay
 from skill.cli import main
 from skill.diagnosis import Diagnosis
-from skill.explain import build
-from skill.html import render_html
+from skill.telling.explain import build
+from skill.telling.html import render_html
 
 from conftest import FIXTURES
 

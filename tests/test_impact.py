@@ -1,4 +1,4 @@
-"""The impact rule (skill/impact.py): a test per row, the generated doc, and whole incidents with survived look-alikes."""
+"""The impact rule (skill/judging/impact.py): a test per row, the generated doc, and whole incidents with survived look-alikes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from evals.builder import build
 from skill import references
 from skill.api import diagnose_replay
 from skill.catalog import Pattern
-from skill.impact import ROWS, Line, judge
-from skill.records import Record
-from skill.signals import Signal
+from skill.judging.impact import ROWS, Line, judge
+from skill.reading.records import Record
+from skill.understanding.signals import Signal
 
 from conftest import FIXTURES, ROOT
 

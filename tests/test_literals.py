@@ -7,8 +7,8 @@ import re2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.literals import required_literal, screened
-from skill.query import _regex_bytes_test, _regex
+from skill.reading.literals import required_literal, screened
+from skill.reading.query import _regex_bytes_test, _regex
 
 QUICK = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 PIECES = list("abcKkSs\u017f \t:-#") + [
@@ -42,7 +42,7 @@ def test_a_line_without_the_literal_never_matches(pattern, texts):
     except re2.error:
         return
     for want in (True, False):
-        test = screened(lambda b: (rx.search(b.decode()) is not None) == want, pattern, want)
+        test = screened(lambda b, want=want: (rx.search(b.decode()) is not None) == want, pattern, want)
         for text in texts:
             assert test(text.encode()) == ((rx.search(text) is not None) == want), (pattern, text)
 

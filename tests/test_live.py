@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from skill.api import diagnose_replay
-from skill.errors import SourceError
+from skill.errors import InputError, SourceError
 from skill.diagnose_live import parse_since
-from skill.records import format_ns, parse_ts
+from skill.reading.records import format_ns, parse_ts
 from tests.conftest import CASES, FIXTURES, expected
 from evals.live_parity import SharedFakes, compare
 from evals.fakes.live_case import LiveCase as Live
@@ -253,7 +253,7 @@ def test_save_round_trip(tmp_path):
 def test_since_parsing():
     assert parse_since("2h") == 7200 * 10**9
     assert parse_since("1h30m") == 5400 * 10**9
-    with pytest.raises(Exception):
+    with pytest.raises(InputError):
         parse_since("soon")
 
 
@@ -335,7 +335,7 @@ def _link_parts(link: str) -> tuple[str, dict[str, str], str]:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnoses):
     """The link's query, run over the case's own export with the project's evaluator, finds the cited entry."""
-    from skill.query import compile_filter
+    from skill.reading.query import compile_filter
 
     d = diagnoses[case.name]
     entries = load_entries(case)
@@ -359,8 +359,8 @@ def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnos
 
 def test_filters_stay_under_the_api_limit_however_many_nodes_and_patterns():
     """Cloud Logging rejects filters over 20,000 characters: long node lists and a growing catalog split, never fail."""
-    from skill import queries as Q
-    from skill.signals import pushdown_regexes
+    from skill.understanding import queries as Q
+    from skill.understanding.signals import pushdown_regexes
 
     scope = Q.Scope("j" * 40, 10**18, 10**18 + 1, "n" * 40, "c" * 40, "p")
     nodes = [f"gke-{'c' * 30}-tpu-np-{i}-5c190e35-{i:04x}" for i in range(1000)]
@@ -467,7 +467,7 @@ def test_unreachable_kinds_are_named():
     from urllib3.exceptions import (ConnectTimeoutError, MaxRetryError, NameResolutionError, NewConnectionError,
                                     ProtocolError)
 
-    from skill.sources.base import connection_failure
+    from skill.reading.sources.base import connection_failure
 
     def wrapped(reason: Exception) -> Exception:
         return requests.exceptions.ConnectionError(MaxRetryError(None, "/v2/entries:list", reason))

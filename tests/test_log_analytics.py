@@ -15,10 +15,10 @@ from evals.fakes.live_case import LiveCase  # noqa: E402
 from skill.api import diagnose_replay  # noqa: E402
 from skill.diagnose_live import diagnose_log_analytics  # noqa: E402
 from skill.errors import InputError, SourceError  # noqa: E402
-from skill.query import compile_filter  # noqa: E402
-from skill.sources.base import LogQuery  # noqa: E402
-from skill.sources.log_analytics import LogAnalyticsSource, loosen  # noqa: E402
-from skill.query import parse  # noqa: E402
+from skill.reading.query import compile_filter  # noqa: E402
+from skill.reading.sources.base import LogQuery  # noqa: E402
+from skill.reading.sources.log_analytics import LogAnalyticsSource, loosen  # noqa: E402
+from skill.reading.query import parse  # noqa: E402
 from tests.conftest import CASES, expected  # noqa: E402
 
 DATASET = "logs-project.pathways_logs"
@@ -95,7 +95,7 @@ def test_unknown_dataset_is_one_line():
 
 
 def test_undecided_and_uncompilable_filters_match_the_reference():
-    """SQL NULL rows (non-ASCII under ':') and a SEARCH (no SQL form: fetched wider) are decided by skill.query."""
+    """SQL NULL rows (non-ASCII under ':') and a SEARCH (no SQL form: fetched wider) are decided by skill.reading.query."""
     with Case(EQUAL_CASES[0]) as c:
         src = LogAnalyticsSource(DATASET, endpoint=c.srv.url)
         window = f'timestamp>="{c.lv.start}" timestamp<="{c.lv.end}"'

@@ -55,7 +55,7 @@ def test_console_script_and_version(wheel):
 def test_report_renders_from_the_installed_layout(tmp_path, wheel):
     """The wheel's files unpacked alone (no checkout beside them): the Markdown report still finds its template."""
     wheel.extractall(tmp_path)
-    code = ("import skill.report as r; from skill.api import diagnose_replay; "
+    code = ("import skill.telling.report as r; from skill.api import diagnose_replay; "
             f"print(r.PROMPTS); print(r.render_markdown(diagnose_replay({str(ROOT / 'fixtures' / 'case-004')!r}))[:40])")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                        env={"PATH": "", "PYTHONPATH": str(tmp_path)}, timeout=120)

@@ -16,7 +16,6 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -24,10 +23,10 @@ from hypothesis import strategies as st
 from skill.api import diagnose_replay
 from skill.catalog import CLASSES
 from skill.errors import FilterSyntaxError, PathwaysWorkloadError
-from skill.query import compile_filter, parse
-from skill.queries import Scope, node_queries, workload_queries
-from skill.records import format_ns, parse_ts, record_from_entry
-from skill.sources.replay import ReplaySource
+from skill.reading.query import compile_filter, parse
+from skill.understanding.queries import Scope, node_queries, workload_queries
+from skill.reading.records import format_ns, parse_ts, record_from_entry
+from skill.reading.sources.replay import ReplaySource
 from tests.conftest import FIXTURES
 
 DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
@@ -124,7 +123,7 @@ def test_mutated_real_filters_parse_or_fail_cleanly(data):
         assert "\n" not in str(err) and 0 <= err.position <= len(text)
         return
     for e in data.draw(st.lists(entries(), min_size=1, max_size=4)):
-        assert _timed(lambda: pred(e)) in (True, False)
+        assert _timed(lambda e=e: pred(e)) in (True, False)
 
 
 @settings(max_examples=n(150), **QUICK)
@@ -167,7 +166,7 @@ def test_parse_ts_never_raises(value):
 def test_parse_ts_honours_offsets(d):
     import datetime as dt
 
-    delta = d - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    delta = d - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     want = (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
     assume(want > 0)
     assert parse_ts(d.isoformat()) == want

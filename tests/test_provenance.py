@@ -13,9 +13,15 @@ from evals.provenance import patterns
 from conftest import ROOT
 
 RECORDINGS = ROOT / "fixtures" / "recordings"
-# Signatures still without provenance; the number may only go down (issue 28's target is 0).
-MAX_WITHOUT_PROVENANCE = 44
 ALL = patterns()
+# The only signatures without provenance, each named with why (issue 28's target is none; docs/status.md): a new
+# signature without a source fails the test, and so does one of these once it is sourced or removed.
+UNSOURCED = {
+    # the Pathways server's own compilation-cache lines are not public (case-030 rests on it)
+    ("compilation_cache_failure", r"(?i)(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,300}(?:\b429\b|rate ?limit|TooManyRequests|rateLimitExceeded)"),
+    # the Pathways worker's launch report: the only progress a worker prints, with no public source
+    ("milestone:worker_launches", r"Completed \d+ program launches since last report"),
+}
 
 
 def _recorded(rid: str) -> str:
@@ -39,6 +45,6 @@ def test_a_signature_matches_its_example_from_its_origin(owner, p):
         assert re.match(r"https?://\S+$", p.origin), f"{owner}: origin is a recording:<id> or a URL"
 
 
-def test_signatures_without_provenance_only_go_down():
-    without = [(o, p.regex) for o, p in ALL if not (p.origin and p.example)]
-    assert len(without) <= MAX_WITHOUT_PROVENANCE, without[:10]
+def test_every_signature_has_provenance_but_the_named_few():
+    without = {(o, p.regex) for o, p in ALL if not (p.origin and p.example)}
+    assert without == UNSOURCED, (sorted(without - UNSOURCED), sorted(UNSOURCED - without))

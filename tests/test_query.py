@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skill.errors import FilterSyntaxError
-from skill.query import And, Compare, Not, Or, compile_filter, matches, parse, parse_timestamp_ns, quote, regex_literal
+from skill.reading.query import And, Compare, Not, Or, compile_filter, matches, parse, parse_timestamp_ns, quote, regex_literal
 
 JOBSET = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
 POD = {

@@ -1,4 +1,4 @@
-"""The GA release as data (skill/catalog/release.py) and the workload checked against it (skill/matrix.py)."""
+"""The GA release as data (skill/catalog/release.py) and the workload checked against it (skill/judging/matrix.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 
 from skill.catalog import Pattern
 from skill.catalog.release import RELEASE, parse_image
-from skill.matrix import findings, pins
-from skill.model import ContainerInfo, Workload
-from skill.records import Record
-from skill.signals import Signal
+from skill.judging.matrix import findings, pins
+from skill.understanding.model import ContainerInfo, Workload
+from skill.reading.records import Record
+from skill.understanding.signals import Signal
 
 from conftest import CASES
 

@@ -9,10 +9,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.query import compile_filter, quote, utc_spelled
-from skill.records import parse_ts, parse_utc
-from skill.sources.base import LogQuery
-from skill.sources.replay import ReplaySource
+from skill.reading.query import compile_filter, quote, utc_spelled
+from skill.reading.records import parse_ts, parse_utc
+from skill.reading.sources.base import LogQuery
+from skill.reading.sources.replay import ReplaySource
 
 FOLDERS = itertools.count()
 QUICK = dict(derandomize=True, database=None, deadline=None,

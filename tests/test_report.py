@@ -9,9 +9,9 @@ import pytest
 
 from skill.api import diagnose_replay
 from skill.diagnosis import Diagnosis
-from skill.records import parse_ts
+from skill.reading.records import parse_ts
 from skill.redact import redact
-from skill.report import render_markdown
+from skill.telling.report import render_markdown
 
 from conftest import FIXTURES, ROOT
 
@@ -65,13 +65,13 @@ def test_live_footer_keeps_the_request_count():
 
 
 def test_excerpts_are_cut_at_a_word():
-    from skill.explain import clip
+    from skill.telling.explain import clip
 
     assert clip("alpha beta gamma delta", 14) == "alpha beta…"
     assert clip("short", 14) == "short"
     assert len(clip("x" * 50, 10)) == 10  # no space to cut at: cut anyway, still marked
     summaries = [t.summary for t in diagnose_replay(FIXTURES / "case-001").timeline]
-    assert any(s.endswith("all pending programs… (lm8b-pt-r14-worker-1-2-ogjzj/pathways-worker)") for s in summaries)
+    assert any(s.endswith("all pending programs will fail… (lm8b-pt-r14-worker-1-2-ogjzj/pathways-worker)") for s in summaries)
     excerpts = [e.excerpt for case in SHAPES for e in diagnose_replay(FIXTURES / case).evidence if e.excerpt.endswith("…")]
     assert all(re.search(r"\w…$", e) for e in excerpts)
 

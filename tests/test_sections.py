@@ -1,5 +1,5 @@
 """One view model for every renderer: for every library incident, JSON, the terminal report, Markdown and HTML show
-the same sections in the same order (skill/view.py's SECTIONS), read back from each rendered output."""
+the same sections in the same order (skill/telling/view.py's SECTIONS), read back from each rendered output."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from skill.render import render
-from skill.view import BY_SECTION, SECTIONS, view
+from skill.telling.render import render
+from skill.telling.view import BY_SECTION, SECTIONS, view
 
 from conftest import CASES
 

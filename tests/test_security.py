@@ -19,8 +19,8 @@ from mcp import Client
 from skill.ask import ask
 from skill.cli import main
 from skill.errors import InputError
-from skill.query import Compare, compile_filter, parse
-from skill.queries import Scope, node_queries, workload_queries
+from skill.reading.query import Compare, compile_filter, parse
+from skill.understanding.queries import Scope, node_queries, workload_queries
 from tests.conftest import FIXTURES, ROOT
 from tests.fakes.anthropic_server import FakeAnthropic, answer_turn
 from tools.mcp_server import build_server
@@ -73,9 +73,9 @@ def test_any_jobset_name_stays_a_literal(name):
 
 def test_query_logs_window_cannot_widen_the_filter():
     tool = registry()["query_logs"]
-    narrow = tool.call({"replay": str(CASE), "filter": 'textPayload:"FATAL ERROR"'})
+    narrow = tool.call({"replay": str(CASE), "filter": 'textPayload:"!!!! FATAL ERROR"'})
     assert narrow["matched"] == 1
-    crafted = tool.call({"replay": str(CASE), "filter": 'textPayload:"FATAL ERROR"',
+    crafted = tool.call({"replay": str(CASE), "filter": 'textPayload:"!!!! FATAL ERROR"',
                          "start": '2020-01-01T00:00:00Z" OR textPayload:"'})
     assert "error" in crafted and "start" in crafted["error"]["message"]
 
@@ -247,7 +247,7 @@ def _calls(path: Path):
 
 def _kube_api_methods() -> set[str]:
     """Methods of CoreV1Api/CustomObjectsApi objects the Kubernetes source passes to its GET helpers."""
-    tree = ast.parse((ROOT / "skill/sources/kube.py").read_text())
+    tree = ast.parse((ROOT / "skill/reading/sources/kube.py").read_text())
     return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
             and n.value.id in ("core", "custom")}
 
@@ -285,10 +285,10 @@ def _documented_calls() -> tuple[set[str], set[str]]:
 
 def test_documented_api_calls_match_the_code():
     calls, roles = _documented_calls()
-    live = (ROOT / "skill/sources/cloud_logging.py").read_text()
+    live = (ROOT / "skill/reading/sources/cloud_logging.py").read_text()
     code = {f"kubernetes.{m}" for m in _kube_api_methods()}
     code |= {"logging.entries.list"} if 'path="/entries:list"' in live else set()
     assert calls == code
     assert roles == {"roles/logging.viewer", "roles/container.viewer"}
-    messages = (ROOT / "skill/sources/kube.py").read_text() + live
+    messages = (ROOT / "skill/reading/sources/kube.py").read_text() + live
     assert all(role in messages for role in roles)  # the errors name the same roles

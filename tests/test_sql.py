@@ -1,4 +1,4 @@
-"""skill.sql against the reference evaluator (skill.query): generated filters over hostile entries, and the workload
+"""skill.reading.sql against the reference evaluator (skill.reading.query): generated filters over hostile entries, and the workload
 filters of real fixtures, give the same matching entries from DuckDB; their BigQuery rendering parses back."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 import pytest
 import sqlglot
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skill.api import analyse_replay
-from skill.logtable import connect, load_entries, load_export, select
-from skill.query import compile_filter, parse, quote
-from skill.records import format_ns
-from skill.sql import ALL_LOGS, DUCKDB, Uncompilable, compile_sql, to_sql
+from skill.reading.logtable import connect, load_entries, load_export, select
+from skill.reading.query import compile_filter, parse, quote
+from skill.reading.records import format_ns
+from skill.reading.sql import ALL_LOGS, DUCKDB, Uncompilable, compile_sql, to_sql
 from tests.conftest import FIXTURES
 
 QUICK = dict(derandomize=True, database=None, deadline=None, max_examples=60,
@@ -195,7 +195,7 @@ def test_what_has_no_exact_form_is_uncompilable():
 CASES = ["case-001", "case-010", "case-029", "case-074", "case-116"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def workload_filters(case: str) -> tuple[tuple[str, str], ...]:
     return tuple((q.name, q.filter) for q in analyse_replay(FIXTURES / case).queries)
 

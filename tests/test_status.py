@@ -1,4 +1,4 @@
-"""The status model: a test per row of skill/status.py, with and without the object files that usually decide it."""
+"""The status model: a test per row of skill/understanding/status.py, with and without the object files that usually decide it."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 
 from skill import references
 from skill.catalog import HEALTHY, Pattern
-from skill.model import ContainerInfo, Workload
-from skill.records import Record
-from skill.signals import Signal
-from skill.status import ROWS, Run, decide
+from skill.understanding.model import ContainerInfo, Workload
+from skill.reading.records import Record
+from skill.understanding.signals import Signal
+from skill.understanding.status import ROWS, Run, decide
 
 from conftest import ROOT
 

@@ -6,7 +6,7 @@ import json
 import shutil
 
 from skill.api import diagnose_replay
-from skill.records import format_ns, parse_ts
+from skill.reading.records import format_ns, parse_ts
 
 from conftest import ROOT
 

@@ -11,7 +11,7 @@ import pytest
 from skill.api import diagnose_replay
 from skill.cli import main
 from skill.diagnosis import Diagnosis
-from skill.terminal import WIDTH, render_text, wants_color
+from skill.telling.terminal import WIDTH, render_text, wants_color
 
 from conftest import FIXTURES, ROOT
 

@@ -7,12 +7,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from skill.engine import check_jobset, jobsets_in
+from skill.judging.engine import check_jobset, jobsets_in
 from skill.errors import InputError
-from skill.query import compile_filter, quote
-from skill.records import parse_ts, record_from_entry, record_from_event
+from skill.reading.query import compile_filter, quote
+from skill.reading.records import parse_ts, record_from_entry, record_from_event
 from skill.redact import redact
-from skill.sources.replay import ReplaySource
+from skill.reading.sources.replay import ReplaySource
 
 from .inputs import WorkloadInput
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skill.api import analyse_replay
 from skill.catalog import BY_ID, MILESTONES
-from skill.classify import CANDIDATE
-from skill.engine import Analysis
+from skill.judging.classify import CANDIDATE
+from skill.judging.engine import Analysis
 from skill.errors import InputError
 from skill.redact import redact
 
@@ -113,7 +113,7 @@ def explain_class(p: ExplainClassInput) -> dict:
     (classes easily confused with it), and its fix templates with risk labels (read-only, low = your code or
     manifest, high = changes the cluster or project). Use it to check a rival hypothesis or to word a fix.
     """
-    fc = BY_ID.get(p.failure_class)  # (the docstring's numbers are filled from skill.classify below)
+    fc = BY_ID.get(p.failure_class)  # (the docstring's numbers are filled from skill.judging.classify below)
     if fc is None:
         close = difflib.get_close_matches(p.failure_class, list(BY_ID), n=1, cutoff=0.6)
         raise InputError(f"unknown failure_class {p.failure_class!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),

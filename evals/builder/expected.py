@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .files import ids_in
-from .model import MAIN, ShapeError
+from .model import ShapeError
 from .world import World
 
 

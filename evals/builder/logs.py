@@ -7,7 +7,7 @@ from typing import Any
 
 from evals.scenarios import fmt_ns, glog_stamp
 
-from .model import MAIN, Node, Pod
+from .model import Node, Pod
 from .world import World
 
 

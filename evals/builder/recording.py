@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ class Recording:
     program: str  # the recorded program's file name
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_recording(rid: str) -> Recording:
     """One committed recording, N lines dropped."""
     folder = RECORDINGS / rid
@@ -120,14 +120,14 @@ class Rewriter:
         m = GLOG.match(text)
         if not m:
             return None
-        d = dt.datetime.strptime(f"{self.rec.year}{m.group(2)}", "%Y%m%d %H:%M:%S.%f").replace(tzinfo=dt.timezone.utc)
+        d = dt.datetime.strptime(f"{self.rec.year}{m.group(2)}", "%Y%m%d %H:%M:%S.%f").replace(tzinfo=dt.UTC)
         return int(d.replace(microsecond=0).timestamp()) * NS + d.microsecond * 1000 + self.shift
 
     def glog(self, m: re.Match) -> str:
         return f"{m.group(1)}{glog_stamp(self.glog_time(m.group(0)) or 0)} {self.pid(int(m.group(4))):>7} "
 
     def pylog(self, m: re.Match) -> str:
-        d = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+        d = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.UTC)
         t = int(d.timestamp()) * NS + int(m.group(2)) * 1_000_000 + self.shift
         return fmt_ns(t, 3)[:23].replace("T", " ").replace(".", ",")
 

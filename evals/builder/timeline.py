@@ -5,7 +5,7 @@ from __future__ import annotations
 from evals import scenarios as sc
 from evals.scenarios import NS, Item, fmt_ns, parse_duration
 
-from .model import BACKOFF_CAP, HEAD_ORDER, MAIN, SIDECAR, Attempt, Pod, Run, ShapeError, go_duration
+from .model import BACKOFF_CAP, HEAD_ORDER, SIDECAR, Attempt, Pod, Run, ShapeError, go_duration
 from .world import World
 
 

@@ -242,7 +242,7 @@ def _cell(value, f: dict):
     if f["type"] == "TIMESTAMP":
         import datetime as dt
 
-        delta = value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        delta = value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
         return str(delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds)
     if f["type"] == "BOOLEAN":
         return "true" if value else "false"

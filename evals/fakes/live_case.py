@@ -6,8 +6,8 @@ import random
 from pathlib import Path
 
 from skill.diagnose_live import diagnose_live
-from skill.records import format_ns, parse_ts
-from skill.sources.cloud_logging import Limits
+from skill.reading.records import format_ns, parse_ts
+from skill.reading.sources.cloud_logging import Limits
 
 from .kube_server import FakeKube, KubeServer, load_objects
 from .logging_server import FakeLogging, LoggingServer, load_entries, project_of

@@ -1,4 +1,11 @@
-"""The signature catalog: every taxonomy class, declared as data, one module per family."""
+"""The knowledge: every taxonomy class, declared as data, one module per family.
+
+Between reading and understanding. Each family module (scheduling, images, storage, runtime, infra, lifecycle)
+declares its classes: the signatures that name them (each with its provenance, a recording or a public source, and
+an example line), the symptoms they explain, their precedence, fixes and next checks; `symptoms` holds the
+milestones and symptoms shared by all, `release` the GA release, `types` the shapes. The catalog reads records
+(`skill.reading.records`) and nothing above it.
+"""
 
 from __future__ import annotations
 

@@ -71,9 +71,11 @@ IFRT_VERSION_MISMATCH = FailureClass(
                 r"(?:IFRT )?(?:proxy )?protocol version", 0.95, ("container",), entities=("Pod", "Container"),
                 origin='https://docs.cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/troubleshooting-pathways',
                 example='IFRT Proxy client and server failed to agree on the protocol version; supported versions: client = [1, 1], server = [3, 14]'),
-        # the proxy's side names the server build to change: its image
-        Pattern(r"no overlap (?:between client protocol versions \[[\d, ]+\] and server versions|in (?:IFRT )?(?:proxy )?protocol versions)", 0.9, ("container",),
-                containers=("pathways-proxy",), entities=("Pod", "Container", "Image")),
+        # the proxy's side (the server computes the version) names the server build to change: its image
+        Pattern(r"IFRT Proxy client and server failed to agree on the", 0.9, ("container",),
+                containers=("pathways-proxy",), entities=("Pod", "Container", "Image"),
+                origin='https://github.com/tensorflow/tensorflow/blob/08df8c40b4376ed012fa3ba03ff3e3068d8d2a94/third_party/xla/xla/python/ifrt_proxy/server/version.cc',
+                example='        "IFRT Proxy client and server failed to agree on the "'),
     ),
     explanation="The client's jax/jaxlib (which carries the IFRT proxy client) and the proxy_server image of {{ jobset }} speak different protocol versions ({{ detail }}); the connection works but the handshake fails.",
     explains=("user_code_error", "proxy_unreachable"),
@@ -91,9 +93,6 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
     id="proxy_backend_not_registered", title="JAX_PLATFORMS=proxy but the proxy backend is not registered", phase="connect",
     component="JAX client (pathwaysutils)",
     patterns=(
-        # Why the backend was never registered: the client could not import pathwaysutils (the line that says so first).
-        Pattern(r"(?i)pathwaysutils.{0,40}(?:import failed|not (?:installed|found|available))|No module named '?pathwaysutils",
-                0.4, ("container",), entities=("Pod", "Container"), support=True, note="the client could not import pathwaysutils"),
         # the client's image lacks what registers the backend (pathwaysutils): the image is what to fix
         Pattern(r"Backend 'proxy' is not in the list of known backends", 0.97, ("container",), entities=("Pod", "Container", "Image"),
                 origin='recording:proxy-not-registered', example="RuntimeError: Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu']."),
@@ -114,7 +113,8 @@ LIBTPU_MISMATCH = FailureClass(
     component="libtpu / PJRT plugin",
     patterns=(
         Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), entities=_PCI,
-                check=_not_backend_probe),
+                check=_not_backend_probe, origin='https://github.com/jax-ml/jax/issues/24987',
+                example="RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to open /home/XXXXX/.local/lib/python3.10/site-packages/libtpu/libtpu.so: /home/XXXXX/.local/lib/python3.10/site-packages/libtpu/libtpu.so: cannot open shared object file: No such file or directory (set JAX_PLATFORMS='' to automatically choose an available backend)"),
         Pattern(r"PJRT_Api version mismatch|PJRT C API version mismatch|[Uu]nexpected PJRT_Api size|PJRT plugin.{0,40}(?:incompatible|version)", 0.85, ("container",), entities=_PCI,
                 origin='https://github.com/jax-ml/jax/issues/20148',
                 example="RuntimeError: Unable to initialize backend 'tpu': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version (0.23) and framework PJRT API version 0.40). (set JAX_PLATFORMS='' to automatically choose an available backend)"),
@@ -179,10 +179,6 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
                 origin='recording:proxy-not-registered', example="RuntimeError: Backend 'proxy' is not in the list of known backends: ['cpu', 'tpu']."),
         Pattern(r"Traceback \(most recent call last\)", 0.4, ("container",), containers=_SIDECAR, entities=_PCN,
                 origin='recording:proxy-not-registered', example='Traceback (most recent call last):'),
-        Pattern(r"Colocated Python (?:function|call) \S+ (?:failed|to \S+ failed)", 0.75, ("container",), entities=("Pod", "Container")),
-        # the client's copy: the remote call on a worker's CPU device failed (with the sidecar's own error appended)
-        Pattern(r"(?i)(?:remote )?colocated[ _]python (?:execution|function|call)\b.{0,160}\bfailed", 0.75, ("container",),
-                entities=("Pod", "Container")),
     ),
     explanation="The colocated Python sidecar on {{ pod }} failed ({{ detail }}). It runs the client's pickled functions on the TPU host, so its Python, JAX and libraries must match the client's and its native code must not crash; calls to it fail while it is down.",
     explains=("user_code_error", "suspend_resume_failure", "proxy_connection_lost", "checkpoint_failure"),
@@ -240,10 +236,6 @@ PROXY_CONNECTION_LOST = FailureClass(
                 example="E0927 21:19:52.919607 37624 rpc_helper.cc:56] Connection to IFRT proxy server was terminated: CANCELLED: Cancelled"),
         Pattern(r"Connection to IFRT proxy server was terminated", 0.6, ("container",), entities=("Pod", "Container"),
                 origin='https://github.com/openxla/xla/blob/863ba3c374ecb79d597e6ca71720e4edc0c5995b/xla/python/ifrt_proxy/client/rpc_helper.cc', example='<< "Connection to IFRT proxy server was terminated: " << r.status();'),
-        # Kubernetes audit: someone port-forwarded to the head (a second client, e.g. a notebook). Normal on its own; it
-        # names who opened the session that took over.
-        Pattern(r"io\.k8s\.core\.v1\.pods\.portforward\.create", 0.45, ("node",), logs=("cloudaudit.googleapis.com",),
-                head_only=True, entities=("Pod",), support=True, note="a client port-forwarded to the head"),
     ),
     explanation="The client's session with the IFRT proxy of {{ jobset }} ended ({{ detail }}). A Pathways cluster serves one client at a time: CANCELLED means another client (a notebook, a port-forward) took the session; 'writes no longer allowed' means the proxy dropped it, and no proxy restart, OOM kill or head-pod loss in the data explains why.",
     explains=("user_code_error",),

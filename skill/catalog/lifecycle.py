@@ -25,10 +25,6 @@ SLICES_NOT_READY = FailureClass(
     ),
     names_jobset=True, status_when_root="stalled",
     patterns=(
-        # A worker that cannot register with the resource manager says why (DNS, refused, wrong address).
-        Pattern(r"(?i)(?:registration with (?:the )?resource manager \S+ failed|(?:failed|unable) to register with (?:the )?resource manager)",
-                0.4, ("container",), entities=("Pod",),
-                support=True, note="a worker could not register with the resource manager"),
     ),
     absence=Absence("milestone_missing", 0.75, 600, after="rm_serving", expect="slices_ready",
                     refine=("rm_address", "slice_count"), waiting="waiting"),
@@ -141,13 +137,13 @@ SUSPEND_RESUME_FAILURE = FailureClass(
     component="Pathways suspend-resume",
     patterns=(
         # The resource manager's own account of the notice it acted on (which task, why, how long before termination).
-        Pattern(r"(?i)received (?:a )?preemption notice for", 0.4, ("container",), entities=("JobSet",), support=True,
-                note="the resource manager received the preemption notice"),
-        Pattern(r"(?i)(?:not restorable|(?:cannot|could not|couldn't) be (?:restored|resumed)|stateful.{0,40}(?:not|cannot).{0,20}restor)", 0.9,
-                entities=("JobSet",)),
-        Pattern(r"(?i)snapshot.{0,80}(?:not (?:finished|complete)|did not finish|incomplete|timed out|deadline|grace period)", 0.85,
-                entities=("JobSet",)),
-        Pattern(r"(?i)(?:suspend|resume).{0,60}(?:failed|error|timed out)", 0.75, entities=("JobSet",)),
+        # (Pathways' own lines are not public: these are the terms of its documentation of suspend-resume.)
+        Pattern(r"(?i)\bpreemption notice\b", 0.4, ("container",), entities=("JobSet",), support=True,
+                note="the resource manager received the preemption notice", origin='https://cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/resilient-training',
+                example='Typically, GKE sends a preemption notice to an accelerator pod, before the pod is preempted.'),
+        # Pathways decides whether the workload is restorable; one that is not is shut down instead of suspended.
+        Pattern(r"(?i)\bnot restorable\b", 0.9, entities=("JobSet",), origin='https://cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/resilient-training',
+                example='If the workload is not restorable, Pathways shuts down the accelerator job and forwards the failure to your job if Elastic training is configured.'),
     ),
     explanation="A planned preemption of {{ jobset }} {% if restarted %}ended in a full restart instead of a transparent resume{% else %}was not resumed transparently{% endif %} ({{ detail }}).",
     explains=("user_code_error", "workload_stalled"),

@@ -37,10 +37,6 @@ HBM_OOM = FailureClass(
                 id="scratch_reserve", origin="https://github.com/openxla/xla/blob/11903d433e7f9b8265c3c2ec0d29608b536d92d4/docs/errors/error_0101.md",
                 example="RESOURCE_EXHAUSTED: Error loading program 'jit_embedding_pipeline_step_fn': Attempting to reserve 29.49G "
                         "at the bottom of memory. That was not possible. There are 147.64M free, 0B reserved, and 147.64M reservable."),
-        Pattern(r"RESOURCE_EXHAUSTED: Attempting to (?:reserve|allocate) [\d.]+\s?[KMGT]i?B?\b.{0,80}(?:not possible|free)", 0.9,
-                entities=_PC, origin="https://github.com/huggingface/transformers/issues/22328",
-                example="RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. "
-                        "There are 8.97G free, 0B reserved, and 8.97G reservable."),
         Pattern(r"RESOURCE_EXHAUSTED: Allocation \(size=\d+\) would exceed memory", 0.9, entities=_PC,
                 origin="https://github.com/openxla/xla/blob/7c84728467d6d18955e7788da970e2ecadc1c498/docs/errors/error_1001.md",
                 example="XlaRuntimeError: RESOURCE_EXHAUSTED: Allocation (size=134217728) would exceed memory (size=67108864)"),
@@ -130,9 +126,8 @@ XLA_COMPILE_ERROR = FailureClass(
                 example="ValueError: The Pallas TPU lowering currently requires that the last two dimensions of your "
                         "block shape are divisible by 8 and 128 respectively, or be equal to the respective dimensions "
                         "of the overall array."),
-        Pattern(r"Failed to run pass pipeline", 0.8, entities=_PC, origin="https://github.com/openxla/xla/blob/dd1b279c725153a76a0b2ca7c54fa6182950815a/docs/errors/error_3000.md",
-                example="INTERNAL:Failed to run pass pipeline. Hlo-Op: result.1:279:1: error: 'memref.alloca' op current allocation"),
-        Pattern(r"'memref\.alloca' op current allocation offset upper bound .{0,80}exceeds the legitimate user allocatable", 0.9,
+        # (E3000's two lines, one signature: the pass pipeline failing on the SparseCore allocation it names)
+        Pattern(r"Failed to run pass pipeline|'memref\.alloca' op current allocation offset upper bound .{0,80}exceeds the legitimate user allocatable", 0.9,
                 entities=_PC, note="SparseCore compile-time allocation failure (E3000), not an HBM OOM", origin="https://github.com/openxla/xla/blob/dd1b279c725153a76a0b2ca7c54fa6182950815a/docs/errors/error_3000.md",
                 example="error: 'memref.alloca' op current allocation offset upper bound (140704 words) exceeds the legitimate "
                         "user allocatable offset upper bound (131071 words) in memory space 201"),
@@ -186,12 +181,6 @@ MEGASCALE_HANG = FailureClass(
     id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
     component="MegaScale / DCN collectives",
     patterns=(
-        # No real source found (issue 28): the next two keep a library case's invented wording (case-154 and case-132
-        # cite these lines as evidence); to be rewritten from a real hang digest or removed with those cases.
-        Pattern(r"(?:DCN|ICI): \d+ (?:receives|sends|transfers) outstanding on slice \d+", 0.3, ("container",), entities=("Pod",),
-                support=True, note="the hang detector's count of outstanding transfers"),
-        Pattern(r"(?:Receive|Send|Transfer) of \S+ .{0,120}\boutstanding for \d+s", 0.3, support=True, entities=_PJ,
-                note="a DCN transfer between slices was outstanding before the hang was reported"),
         Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95, entities=_PJ,
                 origin="https://github.com/AI-Hypercomputer/maxtext/blob/4c5a710f76c680dee758c03dc98ea8c35cbd9791/docs/guides/megascale_hang_playbook.md",
                 example="Megascale detects a hang that is likely caused by inconsistent TPU programs. This can be caused by some "

@@ -331,9 +331,6 @@ NODE_SELECTOR_MISMATCH = FailureClass(
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/site/content/en/docs/tasks/troubleshooting/troubleshooting_jobs.md', example="0/9 nodes are available: 9 node(s) didn't match Pod's node affinity/selector."),
         Pattern(r"didn't match Pod's node affinity/selector", 0.35, _EVENT, entities=("Pod",), transient=True,
                 origin='https://github.com/kubernetes-sigs/kueue/blob/ff69552e79ad21652c36caa97038382e55625cf7/site/content/en/docs/tasks/troubleshooting/troubleshooting_jobs.md', example="0/9 nodes are available: 9 node(s) didn't match Pod's node affinity/selector."),
-        # The autoscaler's view: no node pool could take the pod even after a scale-up, for the node-affinity predicate.
-        Pattern(r"no\.scale\.up\.mig\.failing\.predicate\W{1,12}parameters\W{1,12}NodeAffinity", 0.3, ("event",),
-                support=True, note="the autoscaler found no node pool whose nodes would match the selector"),
         Pattern(r"(?:Invalid topology!!!|invalid TPU topology for worker type|Unsupported TPU type|Invalid topology format)",
                 0.9, ("event", "object", "container"), entities=("Pod", "JobSet"),
                 origin='https://github.com/google/pathways-job/blob/872d4e35fd3b9cb7aa1bba75f9e7e193d5e2d6bd/internal/controller/pathwaysjob_controller.go',

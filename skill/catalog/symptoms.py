@@ -65,7 +65,6 @@ SYMPTOMS = (
         Pattern(r"DEADLINE_EXCEEDED", 0.4,
                 origin='recording:coordinator-unreachable',
                 example='`, to be sure to see all the previous output. absl::Status: DEADLINE_EXCEEDED: Deadline Exceeded'),
-        Pattern(r"(?i)(?:worker|task|peer|slice).{0,40}(?:unreachable|disconnected|is down|went away)", 0.4),
     )),
     Symptom("data_loss", "the client lost a slice (DATA_LOSS)", (
         Pattern(r"DATA_LOSS", 0.5,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..records import is_head_pod
+from ..reading.names import is_head_pod
 
 PATHWAYS_CONTAINERS = ("pathways-rm", "pathways-proxy", "pathways-worker")
 SIDECAR_CONTAINER = "colocated-python-sidecar"  # the colocated Python sidecar beside pathways-worker (a user build)
@@ -84,7 +84,7 @@ class Text(_Variant):
 
 @dataclass(frozen=True)
 class FactRule:
-    """Evidence read from structure, not wording (skill.facts): which component raised an error, what kind of error,
+    """Evidence read from structure, not wording (skill.understanding.facts): which component raised an error, what kind of error,
     on which resource, and what the workload uses that resource for. Every field set must hold; empty ones are free.
 
     Signatures stay the high-precision evidence; a fact rule widens what a class understands (a reworded Orbax error
@@ -168,7 +168,7 @@ class FailureClass:
     leans_on: tuple[str, ...] = ()  # evidence sources (catalog.sources.VERDICT_SOURCES) whose absence is a gap
     absence: Absence | None = None  # decided from a missing milestone or progress, not from signatures
     explained_by_any: bool = False  # any candidate that comes first explains it (a generic error in the program)
-    facts: tuple[FactRule, ...] = ()  # evidence read from structure (skill.facts), beside the signatures
+    facts: tuple[FactRule, ...] = ()  # evidence read from structure (skill.understanding.facts), beside the signatures
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ The holder's own output goes to /tmp/rec-holder.log (it is not the failure); the
 recording. The second process starts twice: with JAX's default platforms and with JAX_PLATFORMS=tpu.
 """
 
-import os
 import subprocess
 import sys
 import time

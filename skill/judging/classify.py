@@ -1,0 +1,460 @@
+"""Signals to a verdict: rank candidate classes by evidence, time and causality. Pure: no I/O."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
+from ..catalog.symptoms import FATAL_SEVERITIES
+from ..understanding.fate import touched
+from .impact import CAUSE_LEAD_NS, Line, judge
+from ..understanding.model import Workload
+from ..reading.names import first_bucket, without_attempt_suffix
+from ..reading.records import rm_address
+from ..understanding.status import STUCK_PENDING_NS, Run, decide
+from ..understanding.signals import Signal
+
+NS = 1_000_000_000
+CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
+STRONG = 0.8  # a candidate this strong is a root cause before weaker ones, whatever their time
+PROOF = 0.9  # a candidate this strong is proven: a failed recovery outranks it only with proof of its own
+# A program is still running when its last activity is within the progress-stopped check's wait of the end.
+STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
+FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
+RECOVERED_NS = 15 * 60 * NS  # this long of steady activity after a fault's last line, up to the end, means it resolved
+RECOVERED_LINES = 5
+
+
+@dataclass
+class Hypo:
+    failure_class: str
+    score: float
+    signals: list[Signal] = field(default_factory=list)
+    first_ts: int = 0
+    detail: str = ""
+    located: list[Signal] = field(default_factory=list)  # the lines that locate the cause, when not the first strong ones
+    entity_kinds: tuple[str, ...] = ()  # what those lines implicate, when not what their patterns say
+
+    @property
+    def strong_signals(self) -> list[Signal]:
+        strong = [s for s in self.signals if s.weight >= CANDIDATE]
+        return sorted(strong or self.signals, key=lambda s: (s.ts, -s.weight))
+
+
+@dataclass
+class Verdict:
+    failure_class: str
+    status: str
+    confidence: float
+    ranked: list[Hypo]
+    root: Hypo
+    symptoms: list[Signal]
+    notes: list[str] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+
+
+@dataclass
+class Observation:
+    """A class whose lines the run survived: not a cause, reported so a reader still sees them."""
+
+    failure_class: str
+    score: float
+    signals: list[Signal]
+    why: str  # why it is not the cause (skill.judging.impact's row)
+
+
+def combine(weights: list[float]) -> float:
+    """Independent pieces of evidence: 1 - prod(1 - w), capped below certainty."""
+    miss = 1.0
+    for w in weights:
+        miss *= 1.0 - w
+    return min(0.99, 1.0 - miss)
+
+
+# Facts a pattern may need (Pattern.needs): False drops the match; unknown (None) keeps it.
+NEEDS = {
+    "spot_node": lambda model, s, symptoms: model.is_spot(s.record.node or model.node_of(s.record.pod)) is not False,
+    "killed_the_workload": lambda model, s, symptoms: _killed_the_workload(model, s, symptoms),
+    "on_the_head_node": lambda model, s, symptoms: _on_the_head_node(model, s),
+    "the_scratch_bucket": lambda model, s, symptoms: _the_scratch_bucket(model, s.record.text),
+    # the JobSet is submitted to a Kueue queue (its label), when the JobSet object was exported
+    "kueue_managed": lambda model, s, symptoms: (model.queue_name is not None) if model.jobset_uid else None,
+}
+
+
+def _the_scratch_bucket(model: Workload, text: str) -> bool | None:
+    """The bucket a storage error names is the Pathways scratch location's (--gcs_scratch_location), when both are
+    known: a missing checkpoint or data bucket is not a scratch problem."""
+    named = first_bucket(text)
+    scratch = {g.split("/")[2] for sig in model.milestones.get("scratch_location", [])
+               if (g := sig.groups.get("bucket", "")).startswith("gs://") and len(g.split("/")) > 2}
+    if not named or not scratch:
+        return None
+    return named in scratch
+
+
+def _on_the_head_node(model: Workload, s: Signal) -> bool | None:
+    """The line is about the node the head pod ran on (its Node events, its VM), when that node is known."""
+    head = model.node_of(model.head_pod)
+    node = _node(s) or s.groups.get("node")
+    return None if not head else node == head or bool(node and node in s.record.text and head in s.record.text)
+KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
+
+
+def _node(s: Signal) -> str | None:
+    """The node a line is about: its own, or the Node an event is about."""
+    return s.record.node or (s.record.obj if s.record.kind == "Node" else None)
+
+
+def _killed_the_workload(model: Workload, s: Signal, symptoms: list[Signal]) -> bool | None:
+    """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
+    log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
+    node = _node(s)
+    pods = {p.name for p in model.pods.values() if p.node and p.node == node}
+    if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
+        return None
+    return touched(model, pods, symptoms, s.ts - KILL_BEFORE_NS, s.ts + KILL_AFTER_NS)
+
+
+def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
+                survived: Callable[[Signal], str | None] = lambda s: None) -> tuple[dict[str, Hypo], list[Observation]]:
+    """Candidate classes from the cause signals that hurt the run, and the classes whose lines it survived."""
+    by_class: dict[str, list[Signal]] = {}
+    spared: dict[str, list[tuple[Signal, str]]] = {}
+    for s in causes:
+        if s.pattern.transient and _resolved(model, s):
+            continue  # a scheduling or pull blip that resolved: the pod ran afterwards
+        if s.pattern.needs and NEEDS[s.pattern.needs](model, s, symptoms) is False:
+            continue  # e.g. a graceful node shutdown on a node known not to be Spot
+        if not s.pattern.support and (why := survived(s)):
+            spared.setdefault(s.target, []).append((s, why))  # the run went on after it: not a cause (skill.judging.impact)
+            continue
+        by_class.setdefault(s.target, []).append(s)
+    hypos = {}
+    for cid, sigs in by_class.items():
+        if all(s.pattern.support for s in sigs):
+            continue  # facts that only support other evidence (the pods ran on Spot) are no hypothesis alone
+        h = Hypo(cid, _score(sigs), sigs)
+        h.first_ts = h.strong_signals[0].ts
+        # the same class's earlier lines that the run survived stay cited (the quiet early warning), not scored or timed
+        h.signals = sorted(sigs + [s for s, _ in spared.get(cid, [])], key=lambda s: s.ts)
+        hypos[cid] = h
+    observations = []
+    for cid, pairs in spared.items():
+        sigs = [s for s, _ in pairs]
+        if cid not in hypos and (score := _score(sigs)) >= CANDIDATE:
+            observations.append(Observation(cid, round(score, 3), sorted(sigs, key=lambda s: s.ts), pairs[-1][1]))
+    return hypos, sorted(observations, key=lambda o: o.signals[0].ts)
+
+
+def _score(sigs: list[Signal]) -> float:
+    best: dict[str, float] = {}
+    for s in sigs:
+        best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
+    return combine(list(best.values()))
+
+
+def _resolved(model: Workload, s: Signal) -> bool:
+    """The pod ran afterwards; for a pull failure, the container (or image) it names must have run too."""
+    pod = model.pods.get(s.record.pod or "")
+    if pod is None or not pod.ran:
+        return False
+    image, name = s.groups.get("image"), s.record.container
+    named = [c for c in pod.containers.values() if (image and c.image == image) or (name and c.name == name)]
+    if not named:  # without Pod objects a container is known only once it logged or was pulled: unseen is not run
+        return "Pod" in model.objects_seen or not (image or name)
+    return any(c.running or c.last_reason for c in named)
+
+
+def _milestone_missing(model: Workload, cls: FailureClass, rule: Absence) -> Hypo | None:
+    """After the latest `after` milestone, no complete (n/n) `expect` milestone within the wait.
+
+    Judged per attempt: a JobSet restart (or an RM container restart) starts a new RM that prints "serving" again and
+    must report its own slices ready; an earlier attempt's "2/2 ... Now Ready" says nothing about the later one.
+    """
+    start = model.last_milestone(rule.after)
+    if start is None:
+        return None
+    since = [s for s in model.milestones.get(rule.expect, []) if s.ts >= start.ts]
+    if any(s.groups.get("ready") == s.groups.get("total") for s in since):
+        return None
+    if model.now - start.ts < rule.wait_s * NS:
+        return _still_waiting(model, cls, rule, start, since)
+    h = Hypo(cls.id, rule.score, [start], start.ts, "no 'n/n Pathways Slices Now Ready' line from the resource manager")
+    for name in rule.refine:
+        REFINE[name](model, h)
+    if since:
+        h.signals.append(max(since, key=lambda s: s.ts))
+    return h
+
+
+def _still_waiting(model: Workload, cls: FailureClass, rule: Absence, start: Signal, since: list[Signal]) -> Hypo | None:
+    """Before the wait is over: components repeatedly saying they still wait (or partial n/m ready lines) are a stall
+    in their own right, at a lower score than the full wait."""
+    waits = sorted([s for s in model.milestones.get(rule.waiting, []) if s.ts >= start.ts] + since, key=lambda s: s.ts)
+    if not rule.waiting or len(waits) < rule.waiting_lines or waits[-1].ts - waits[0].ts < 60 * NS:
+        return None
+    minutes = (model.now - start.ts) // (60 * NS)
+    return Hypo(cls.id, rule.waiting_score, [start, waits[0], waits[-1]], start.ts,
+                f"{len(waits)} lines over {minutes} min say start-up is still waiting "
+                f"('{waits[-1].record.text[-120:].strip()}'), and the data ends before the {rule.wait_s // 60} min wait")
+
+
+def _rm_address(model: Workload, h: Hypo) -> None:
+    """Workers registering with another resource manager than this JobSet's head: the template's arguments are wrong."""
+    expected = rm_address(model.jobset) if model.jobset else None
+    wrong = [s for s in model.milestones.get("worker_rm_address", []) if expected and s.groups.get("addr") != expected]
+    if wrong:
+        h.located = sorted(wrong, key=lambda s: s.ts)[:3]
+        h.signals += h.located
+        h.entity_kinds = ("JobSet",)  # the workers' arguments come from the JobSet's template: not the head, not a node
+        h.score, h.detail = 0.92, f"workers point at resource manager {wrong[0].groups.get('addr')}, not {expected}"
+
+
+def _slice_count(model: Workload, h: Hypo) -> None:
+    """The resource manager expects another number of slices than registered."""
+    counts = model.milestones.get("rm_instance_count", [])
+    slices = {p.slice for p in model.workers if p.slice is not None}
+    if counts and slices and int(counts[0].groups.get("count", "0")) != len(slices):
+        h.signals.append(counts[0])
+        h.score = max(h.score, 0.9)
+        h.detail = f"the resource manager expects {counts[0].groups['count']} slices but {len(slices)} registered"
+
+
+REFINE = {"rm_address": _rm_address, "slice_count": _slice_count}
+
+
+def _progress_stopped(model: Workload, cls: FailureClass, rule: Absence) -> Hypo | None:
+    """Progress lines stopped long before the end of the data, with the JobSet still running."""
+    last = model.last_progress
+    interval = model.step_interval_ns()
+    if last is None or interval is None:
+        return None
+    gap = model.now - last.ts
+    if gap < max(rule.intervals * interval, rule.wait_s * NS):
+        return None
+    minutes = gap // (60 * NS)
+    # what shows the stop, besides the last step: the program restating that step, the executors reporting no launch
+    after = [s for s in model.restated if s.ts > last.ts][:1]
+    after += [s for s in sorted(model.milestones.get("worker_launches", []), key=lambda s: s.ts)
+              if s.ts > last.ts and _NO_LAUNCH.search(s.record.text)][:1]
+    return Hypo(cls.id, rule.score, [last, *after], last.ts,
+                f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s",
+                entity_kinds=("Pod", "Container"))  # the program that stopped stepping
+
+
+ABSENCE_CHECKS = {"milestone_missing": _milestone_missing, "progress_stopped": _progress_stopped}
+
+
+_NO_LAUNCH = re.compile(r"\bCompleted 0 program launches")  # an executor reporting that nothing ran
+
+
+def activity(model: Workload) -> list[int]:
+    """When the program was seen running: the client's progress lines and the workers' program-launch reports.
+
+    Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
+    line when there is one: programs run only after it, and it is always read whole."""
+    act = sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])
+                                                    if not _NO_LAUNCH.search(s.record.text)])
+    ready = [s.ts for s in model.ready_slices()]
+    if act and ready and min(ready) < act[0]:
+        act.insert(0, min(ready))
+    return act
+
+
+def running_at_end(model: Workload, act: list[int], have: set[str]) -> bool:
+    """The JobSet did not fail and the program was still running at the end of the data."""
+    return (bool(act) and not model.condition("Failed") and "jobset_failed" not in have
+            and model.now - act[-1] <= STALL_MIN_NS)
+
+
+def _ran_long_after(act: list[int], ts: int) -> bool:
+    after = [t for t in act if t > ts]
+    return len(after) >= RECOVERED_LINES and after[-1] - ts >= RECOVERED_NS
+
+
+def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
+    """A fault that resolved: steady activity long after its last line (running at the end is checked by the caller),
+    and either it came before the program first ran (a start-up blip the restart fixed) or nothing failed with it
+    (a retried write, a warning). A fault that interrupted the running program (data loss, a container failing
+    mid-run) is still the verdict even when the run recovered: that is a degraded run, not a healthy one."""
+    if h.failure_class in ABSENCE_CLASSES or not h.signals:
+        return False
+    last = max(s.ts for s in h.strong_signals)
+    if not _ran_long_after(act, last):
+        return False
+    if last < act[0]:
+        return True
+    return not any(h.first_ts - CAUSE_LEAD_NS <= s.ts <= last + CAUSE_LEAD_NS for s in failures)
+
+
+def _absorbs(recovery: Hypo, interruption: Hypo) -> bool:
+    """A failed recovery outranks the interruption it was meant to survive when its own evidence is strong and, if the
+    interruption is proven, proven too: a merely strong sign of a failed recovery does not outrank a proven cause."""
+    return (recovery.score >= STRONG and (recovery.score >= PROOF or interruption.score < PROOF)
+            and interruption.first_ts <= recovery.first_ts + CAUSE_LEAD_NS)
+
+
+def _explains(a: Hypo, b: Hypo) -> bool:
+    cls = BY_ID[a.failure_class]
+    if b.failure_class in cls.absorbs and _absorbs(a, b):
+        return True  # a recovery that failed outranks the interruption it was meant to survive
+    if a.failure_class in BY_ID[b.failure_class].absorbs and _absorbs(b, a):
+        return False
+    if b.failure_class in cls.explains_earlier and a.score >= STRONG:
+        return True
+    if b.failure_class not in cls.explains and not BY_ID[b.failure_class].explained_by_any:
+        return False
+    if b.failure_class in ABSENCE_CLASSES:
+        return True
+    if _elsewhere(a, b):
+        return False  # a fault on one host does not explain another host's own fault (a busy device here, init there)
+    return a.first_ts <= b.first_ts + CAUSE_LEAD_NS
+
+
+
+
+def _places(h: Hypo) -> set[str]:
+    """Where a host-level candidate's strong lines were logged: nodes, or pods without the per-attempt suffix."""
+    return {s.record.node or without_attempt_suffix(s.record.pod or "") for s in h.strong_signals
+            if s.weight >= CANDIDATE and (s.record.node or s.record.pod)}
+
+
+def _elsewhere(a: Hypo, b: Hypo) -> bool:
+    if BY_ID[a.failure_class].scope == "spread" or BY_ID[b.failure_class].scope == "spread":
+        return False
+    pa, pb = _places(a), _places(b)
+    return bool(pa and pb) and not (pa & pb)
+
+
+def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
+    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
+    (skill.understanding.status holds the table). `act`: activity(model), when the caller has it."""
+    act = activity(model) if act is None else act
+    return decide(Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms})))[0]
+
+
+def thresholds() -> list[tuple[str, str]]:
+    """The classifier's knobs in words, for the generated references (one place states them: this module)."""
+    out = [("candidate", f"a class needs evidence >= {CANDIDATE} to be a candidate (a signature below that only supports)"),
+           ("strong", f"a candidate >= {STRONG} is a root cause before weaker ones, whatever their time"),
+           ("cause lead", f"a cause may be logged up to {CAUSE_LEAD_NS // NS} s after the symptom it explains"),
+           ("recovered", f"a fault followed by {RECOVERED_LINES}+ activity lines over {RECOVERED_NS // NS // 60} min, "
+                         "running at the end, resolved"),
+           ("stuck pending", f"pods unscheduled {STUCK_PENDING_NS // NS // 60} min after the last restart make the "
+                             "status stalled")]
+    for cls in CLASSES:
+        if (a := cls.absence) is not None:
+            rule = (f"no complete `{a.expect}` within {a.wait_s // 60} min of the latest `{a.after}`"
+                    if a.kind == "milestone_missing" else
+                    f"no progress for {a.wait_s // 60} min and {a.intervals} step intervals")
+            out.append((cls.id, f"{rule} (score {a.score})"))
+    return out
+
+
+def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
+    """The root cause: the earliest strong candidate that no other candidate explains."""
+    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
+                    and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
+    act = activity(model)
+    at_end = running_at_end(model, act, {s.target for s in symptoms})
+    damage = tuple(sorted(s.ts for s in failure_syms))
+    # Only the client's step lines show the run advancing past a line: the executors' periodic launch reports come from
+    # every host, and one that still reports says nothing of a collective that another host never joined.
+    steps = tuple(sorted({s.ts for s in model.progress}))
+    stepping_at_end = bool(steps) and at_end and model.now - steps[-1] <= STALL_MIN_NS
+
+    def survived(s: Signal) -> str | None:
+        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end))
+        return why if verdict == "survived" else None
+
+    hypos, observations = _hypotheses(model, causes, symptoms, survived)
+    for cls in CLASSES:
+        if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](model, cls, cls.absence)) is not None:
+            # decided by absence; the class's supporting lines (why a worker never registered ...) stay with it
+            h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
+            hypos[h.failure_class] = h
+    observations = [o for o in observations if o.failure_class not in hypos]
+    notes: list[str] = []
+    resolved: list[Hypo] = []
+    cands = [h for h in hypos.values() if h.score >= CANDIDATE]
+    if at_end:
+        resolved = [h for h in cands if recovered(h, act, failure_syms)]
+        if resolved:
+            cands = [h for h in cands if h not in resolved]
+            notes.append("resolved, followed by steady progress to the end: " + ", ".join(h.failure_class for h in resolved))
+        # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
+        failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
+    roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
+    roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
+    roots = _current_attempt(roots, symptoms, notes)
+    if roots:
+        root = roots[0]
+        confidence = root.score
+        rivals = [h for h in roots[1:] if h.score >= STRONG]
+        if rivals:
+            confidence *= 0.85
+            notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
+    elif failure_syms and not model.condition("Completed"):  # a finished JobSet SIGTERMs what still runs (143)
+        fatal = _first_fatal(symptoms)
+        located = fatal or sorted(failure_syms, key=lambda s: s.ts)
+        # the container whose line is the first fatal one is what to read next, with its pod and node
+        said = [s for s in located if not s.record.text.startswith("PC: @")]
+        root = Hypo(UNKNOWN, 0.5, located, located[0].ts, (said[-1] if fatal else located[0]).record.text[:160],
+                    entity_kinds=("Pod", "Container", "Node"))
+        confidence = 0.5
+    else:
+        root = Hypo(HEALTHY, 0.9 if act else 0.6, [], 0)
+        confidence = root.score
+    others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
+    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in resolved or _explained(h, cands) else 1.0), 3), h.signals,
+                            h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
+    status = status_of(model, symptoms, root.failure_class, act)
+    return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)
+
+
+GLOG_LETTER = re.compile(r"[IWEF]\d{4} ")  # a glog prefix: its letter, not the entry's severity, says how bad
+
+
+def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
+    """The earliest fatal (glog F) line and the error lines its process printed just before it."""
+    errors = [s for s in symptoms if s.target == "error_line" and s.record.source == "container"]
+    fatal = sorted((s for s in errors if (s.record.text[:1] == "F" and s.record.text[1:5].isdigit())
+                    or s.record.text.startswith("*** SIG") or s.record.severity in FATAL_SEVERITIES), key=lambda s: s.ts)
+    if not fatal:
+        return []
+    f = fatal[0]
+    lead = sorted({s.record.id: s for s in errors if s.record.pod == f.record.pod and s is not f
+                   and (s.record.text[:1] == "E" if GLOG_LETTER.match(s.record.text) else s.record.severity == "ERROR")
+                   and f.ts - 60 * NS <= s.ts <= f.ts}.values(), key=lambda s: s.ts)
+    # absl's failure-signal handler prints where it stopped on the next line ("PC: @ 0x... function")
+    trail = [s for s in errors if s.record.pod == f.record.pod and s.record.text.startswith("PC: @")
+             and 0 <= s.ts - f.ts <= 2 * NS][:1]
+    return lead[-3:] + [f] + trail
+
+
+def _current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str]) -> list[Hypo]:
+    """The JobSet restarted after the first root's last line and a strong cause of another class holds the new attempt:
+    the restart was the recovery the failure policy is for, and what keeps the run down now is the later cause."""
+    if len(roots) < 2:
+        return roots
+    restarts = sorted(s.ts for s in symptoms if s.target == "jobset_restarting")
+    first = roots[0]
+    last_line = max((s.ts for s in first.signals if s.weight >= CANDIDATE), default=first.first_ts)
+    after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t]
+    if not after:
+        return roots
+    now = min(after, key=lambda r: r.first_ts)
+    notes.append(f"{first.failure_class} ended an earlier attempt and the JobSet restarted; {now.failure_class} holds "
+                 "the attempt after it")
+    return [now] + [r for r in roots if r is not now]
+
+
+def _explained(h: Hypo, cands: list[Hypo]) -> bool:
+    return any(o is not h and _explains(o, h) for o in cands)
+
+
+def _is_failure(s: Signal) -> bool:
+    return s.target in FAILURE_SYMPTOMS

@@ -1,0 +1,223 @@
+"""Orchestration: a source's data through records, the workload model and signals to a verdict."""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .classify import Verdict, classify
+from ..understanding.digest import Digest
+from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
+from ..understanding.facts import FactReader, fact_signals, workload_roles
+from ..understanding.model import Workload
+from ..reading.objects import jobset_records, node_records, pod_records
+from ..understanding.queries import Scope, node_queries, presence_queries, workload_queries
+from ..reading.records import Record, parse_ts, record_from_entry, record_from_event
+from ..understanding.signals import Matcher, Signal
+from ..reading.sources.base import LogQuery, Source, SourceStats
+
+NS = 1_000_000_000
+_MATCHER: Matcher | None = None
+
+
+def matcher() -> Matcher:
+    global _MATCHER
+    if _MATCHER is None:
+        _MATCHER = Matcher()
+    return _MATCHER
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What a run read, as the budget and data_gaps report it: the source's counts, with the entries the source
+    handed over that could not be normalised moved from read to skipped."""
+
+    logging_requests: int
+    entries_read: int
+    entries_skipped: int
+    gaps: tuple[str, ...]
+    files: int | None = None  # replay: the export files read
+
+    @classmethod
+    def of(cls, src: SourceStats, unusable: list[str]) -> RunStats:
+        gaps = tuple(dict.fromkeys([*src.gaps, *unusable]))
+        return cls(src.logging_requests, src.entries_read - len(unusable), src.entries_skipped + len(unusable), gaps,
+                   src.files)
+
+
+@dataclass
+class Analysis:
+    """Everything one run found, before it is turned into the Diagnosis contract."""
+
+    model: Workload
+    verdict: Verdict
+    causes: list[Signal]
+    symptoms: list[Signal]
+    stats: RunStats
+    seconds: float
+    digest: Digest | None = None  # every record taken, grouped into templates (skill.understanding.digest), when asked for
+    queries: tuple[LogQuery, ...] = ()  # the Logging filters the run read, in order (what live sends, replay evaluates)
+
+
+def jobsets_in(objects: Iterable[dict]) -> set[str]:
+    """JobSet names named by the objects: JobSets themselves and the jobset-name label of pods."""
+    names = set()
+    for o in objects:
+        meta = o.get("metadata") or {}
+        if o.get("kind") == "JobSet" and meta.get("name"):
+            names.add(meta["name"])
+        label = (meta.get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+        if o.get("kind") == "Pod" and label:
+            names.add(label)
+    return names
+
+
+def _belongs(obj: dict, jobset: str) -> bool:
+    meta = obj.get("metadata") or {}
+    kind = obj.get("kind")
+    if kind == "JobSet":
+        return meta.get("name") == jobset
+    if kind == "Pod":
+        label = (meta.get("labels") or {}).get("jobset.sigs.k8s.io/jobset-name")
+        return label == jobset if label else str(meta.get("name", "")).startswith(jobset + "-")
+    if kind == "Event":
+        name = str((obj.get("involvedObject") or {}).get("name", ""))
+        # ... and any pod the scheduler preempted (a standby workload making room for a hot swap), as queries.py reads
+        return name == jobset or name.startswith(jobset + "-") or f"-{jobset}-" in name \
+            or (obj.get("involvedObject") or {}).get("kind") == "Node" or obj.get("reason") == "Preempted"
+    return kind == "Node"
+
+
+class Collector:
+    """Turns raw entries and objects into records once each, feeding the model and collecting signals."""
+
+    def __init__(self, model: Workload, digest: bool = False):
+        self.model = model
+        self.causes: list[Signal] = []
+        self.symptoms: list[Signal] = []
+        self.unusable: list[str] = []  # gaps of entries read that could not be normalised: skipped, not read
+        self._seen: set[str] = set()
+        self._object_events: dict[tuple, list[tuple[int, int]]] = {}
+        self.m = matcher()
+        self.digest = Digest() if digest else None
+        self.facts = FactReader()
+
+    def index_object_events(self, objects: list[dict]) -> None:
+        """Events also exported with kubectl are cited by their uid; their copies in the events log are skipped."""
+        for obj in objects:
+            if obj.get("kind") == "Event":
+                rec = record_from_event(obj)
+                first = parse_ts(obj.get("firstTimestamp")) or rec.ts
+                self._object_events.setdefault((rec.obj, rec.text), []).append((first, rec.ts))
+
+    def _known_object_event(self, rec: Record) -> bool:
+        return any(a - NS <= rec.ts <= b + NS for a, b in self._object_events.get((rec.obj, rec.text), ()))
+
+    def take_entries(self, pairs: Iterable[tuple[LogQuery, dict]]) -> None:
+        for _q, entry in pairs:
+            key = entry.get("insertId")
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            try:
+                rec = record_from_entry(entry)
+            except (KeyError, TypeError, AttributeError, ValueError):
+                # the source counted it as read; it is skipped instead, so each input entry is counted once
+                self.unusable.append(f"entry {key!r}: not a usable LogEntry; skipped it")
+                continue
+            if rec.source == "event" and self._known_object_event(rec):
+                continue
+            self.take(rec)
+
+    def take_objects(self, objects: list[dict]) -> None:
+        for obj in objects:
+            kind = obj.get("kind")
+            if kind == "Event":
+                io = obj.get("involvedObject") or {}
+                if io.get("kind") == "Node" and io.get("name") not in self.model.nodes:
+                    continue
+                self.take(record_from_event(obj))
+            elif kind == "Pod":
+                for rec in pod_records(obj):
+                    self.take(rec)
+            elif kind == "JobSet":
+                for rec in jobset_records(obj):
+                    self.take(rec)
+            elif kind == "Node" and obj["metadata"].get("name") in self.model.nodes:
+                for rec in node_records(obj):
+                    self.take(rec)
+
+    def take(self, rec: Record) -> None:
+        self.model.add_record(rec)
+        self.facts.add(rec)
+        sigs = self.m.match(rec)
+        if self.digest is not None:
+            self.digest.add(rec, sigs)
+        for sig in sigs:
+            if sig.kind == "milestone":
+                self.model.add_milestone(sig)
+            elif sig.kind == "cause":
+                self.causes.append(sig)
+            else:
+                self.symptoms.append(sig)
+
+
+
+
+def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
+    """The JobSet to diagnose: the one named (it must be in the data), or the only one in the data."""
+    if jobset:
+        check_jobset(jobset, jobsets_in(objects) | set(inventory.jobsets if inventory is not None else ()), objects)
+        return jobset
+    names = jobsets_in(objects)
+    if not names and inventory is not None:
+        names = set(inventory.jobsets)
+    if not names:
+        raise InputError("no Pathways JobSet found in the data (no JobSet object, no pods or logs with a "
+                         "jobset.sigs.k8s.io/jobset-name label); name one with --jobset")
+    if len(names) > 1:
+        raise AmbiguousWorkload("the data holds several JobSets; choose one with --jobset: " + ", ".join(sorted(names)))
+    return names.pop()
+
+
+def check_jobset(jobset: str, present: set[str], objects: Iterable[dict] = ()) -> None:
+    """Raise UnknownJobSet when the data names JobSets and `jobset` is none of them (nor a prefix of an object's name,
+    as pods and events of an unlabelled JobSet are named); a typo must not read as a healthy, empty workload."""
+    if not present or jobset in present:
+        return
+    prefix = jobset + "-"
+    if any(str((o.get("metadata") or {}).get("name", "")).startswith(prefix) or
+           str((o.get("involvedObject") or {}).get("name", "")).startswith(prefix) for o in objects):
+        return
+    close = difflib.get_close_matches(jobset, sorted(present), n=1, cutoff=0.6)
+    raise UnknownJobSet(f"JobSet {jobset!r} is not in the data" + (f" (did you mean {close[0]!r}?)" if close else "")
+                        + "; JobSets present: " + ", ".join(sorted(present)))
+
+
+def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | None = None, *,
+            digest: bool = False) -> Analysis:
+    """Read the workload's evidence from the source in two phases and classify it (with the digest, if asked)."""
+    t0 = time.monotonic()
+    model = Workload(jobset=scope.jobset, namespace=scope.namespace, cluster=scope.cluster, project=scope.project)
+    mine = [o for o in objects if _belongs(o, scope.jobset)]
+    model.add_objects(mine)
+    col = Collector(model, digest)
+    col.index_object_events([o for o in mine if o.get("kind") == "Event"])
+    q1 = workload_queries(scope)
+    col.take_entries(source.read(q1))
+    nodes = sorted(model.nodes)
+    q2 = node_queries(scope, nodes) if nodes else []
+    if q2:
+        col.take_entries(source.read(q2))
+    q3 = presence_queries(scope, nodes, model.logs_seen)
+    if q3:
+        col.take_entries(source.read(q3))
+    col.take_objects(mine)
+    model.now = now_ns or source.stats.last_ts or scope.end_ns
+    model.finish()
+    col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
+    verdict = classify(model, col.causes, col.symptoms)
+    return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
+                    time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3))

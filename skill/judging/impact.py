@@ -1,0 +1,112 @@
+"""Did the run suffer from a line? Each cause signal is linked to damage or judged survived, by one ordered table.
+
+A line that names a failure is a cause only when the workload suffered after it: a container failed or restarted, the
+JobSet failed or restarted, a slice was lost, heartbeats timed out, or the program stopped making progress. A line the
+run demonstrably survived (progress went on after it and nothing failed) is an observation, not a cause: reported with
+why it is not the cause, so a reader still sees it. The first row that holds decides; docs/impact.md is generated from
+the rows (`python -m skill.references`), and tests/test_impact.py has a test per row. Pure: no I/O."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..understanding.signals import Signal
+
+NS = 1_000_000_000
+CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the failure it explains (clocks, buffering)
+RAN_ON_LINES = 3  # progress lines after a line, before anything failed, that show the program ran on ...
+RAN_ON_NS = 30 * NS  # ... over at least this long (a client may print a step or two it dispatched before the fault)
+
+
+@dataclass(frozen=True)
+class Line:
+    """What the rows read about one cause signal: when the program was seen running, and what failed when."""
+
+    signal: Signal
+    activity: tuple[int, ...]  # sorted times of the client's progress (step) lines
+    damage: tuple[int, ...]  # sorted times of failure symptoms (a container failed, the JobSet failed or restarted ...)
+    running_at_end: bool  # the JobSet did not fail and the program was seen running within the stall window of the end
+
+    @property
+    def ts(self) -> int:
+        return self.signal.ts
+
+    @property
+    def next_damage(self) -> int | None:
+        i = bisect_right(self.damage, self.ts)  # both tuples are sorted: a line is judged in O(log n)
+        return self.damage[i] if i < len(self.damage) else None
+
+    @property
+    def ran_on(self) -> tuple[int, ...]:
+        """Activity after the line and before the next failure (or the end of the data)."""
+        nxt = self.next_damage
+        end = bisect_left(self.activity, nxt) if nxt is not None else len(self.activity)
+        return self.activity[bisect_right(self.activity, self.ts):end]
+
+
+@dataclass(frozen=True)
+class Row:
+    verdict: str  # linked | survived
+    name: str
+    when: str  # the rule in words, for the docs
+    holds: Callable[[Line], bool]
+    why: Callable[[Line], str] = lambda line: ""
+
+
+def _minutes(ns: int) -> str:
+    return f"{ns / (60 * NS):.0f} min" if ns >= 60 * NS else f"{ns / NS:.0f} s"
+
+
+def _ran_on(line: Line) -> bool:
+    after = line.ran_on
+    return len(after) >= RAN_ON_LINES and after[-1] - line.ts >= RAN_ON_NS
+
+
+def _ran_on_why(line: Line) -> str:
+    after = line.ran_on
+    until = "before anything failed" if line.next_damage is not None else "and nothing failed after it"
+    return (f"the program ran on after it: {len(after)} progress lines over {_minutes(after[-1] - line.ts)} "
+            f"{until}")
+
+
+def _still_running(line: Line) -> bool:
+    return line.running_at_end and line.next_damage is None
+
+
+def _still_running_why(line: Line) -> str:
+    after = line.ran_on
+    seen = (f"{len(after)} progress line{'s' if len(after) != 1 else ''} after it" if after
+            else "progress within the stall window before it")
+    return (f"nothing failed after it and the program was still running at the end of the data ({seen}); too soon to "
+            "say it did no harm: export again later to see")
+
+
+ROWS: tuple[Row, ...] = (
+    Row("linked", "never ran", "nothing shows the program running at any time (no step line): "
+        "the line may be why it never started", lambda line: not line.activity),
+    Row("linked", "a failure just before", f"a failure was seen up to {CAUSE_LEAD_NS // NS} s before the line: the "
+        "line may be that failure's own account, logged late",
+        lambda line: any(line.ts - CAUSE_LEAD_NS <= d <= line.ts for d in line.damage)),
+    Row("survived", "ran on after it", f"at least {RAN_ON_LINES} progress lines over {RAN_ON_NS // NS} s or "
+        "more came after the line, before anything failed: the program was not stopped by it", _ran_on, _ran_on_why),
+    Row("survived", "still running at the end", "nothing failed after the line and the program was running at the end "
+        "of the data (progress within the stall window): no harm is seen, though it is too soon to be sure",
+        _still_running, _still_running_why),
+    Row("linked", "otherwise", "something failed after the line with too little progress in between, or progress "
+        "stopped after it", lambda line: True),
+)
+
+
+def judge(line: Line) -> tuple[str, str, str]:
+    """(linked | survived, the row's name, why it is not the cause when survived)."""
+    row = next(r for r in ROWS if r.holds(line))
+    return row.verdict, row.name, row.why(line)
+
+
+def table() -> str:
+    """The rows as a Markdown table, for the generated docs."""
+    out = ["| # | impact | row | holds when |", "|---|---|---|---|"]
+    out += [f"| {i} | `{r.verdict}` | {r.name} | {r.when} |" for i, r in enumerate(ROWS, 1)]
+    return "\n".join(out)

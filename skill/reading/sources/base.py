@@ -1,0 +1,94 @@
+"""What every source offers the engine: Kubernetes objects, and log entries selected by Logging filters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from ...errors import SourceError
+
+# What a connection failure is, when no retry mends it: the first exception type found in the chain names it.
+_UNREACHABLE = (
+    ("unknown host", ("gaierror", "NameResolutionError")),
+    ("connection refused", ("ConnectionRefusedError",)),
+    ("TLS handshake failed", ("SSLError", "SSLCertVerificationError")),
+    ("cannot connect", ("NewConnectionError",)),  # no route, network unreachable (urllib3 2 makes it a
+    ("connection timed out", ("ConnectTimeoutError",)),  # ConnectTimeoutError subclass, hence the order)
+)
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """One Cloud Logging read: a filter string, an order and an optional cap on entries."""
+
+    name: str
+    filter: str
+    order: str = "asc"  # "asc" or "desc", as Cloud Logging's orderBy "timestamp asc|desc"
+    limit: int | None = None
+
+
+@dataclass
+class SourceStats:
+    """What a source read and what it could not; the engine copies this into budget and data_gaps."""
+
+    logging_requests: int = 0
+    entries_read: int = 0
+    entries_skipped: int = 0
+    gaps: list[str] = field(default_factory=list)
+    last_ts: int = 0  # newest timestamp seen in any entry read (replay: "now")
+    first_ts: int = 0
+    files: int | None = None  # replay: the export files read (None for live sources)
+
+    def gap(self, text: str) -> None:
+        if text not in self.gaps:
+            self.gaps.append(text)
+
+
+class Source(Protocol):
+    """A place the evidence comes from: an export folder, or Cloud Logging plus the Kubernetes API."""
+
+    stats: SourceStats
+
+    def objects(self) -> list[dict]:
+        """Kubernetes objects (Pods, Events, JobSets, Nodes ...) as plain JSON dicts."""
+        ...
+
+    def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
+        """Raw LogEntry dicts (camelCase) matching each query, tagged with the query."""
+        ...
+
+
+def google_client(make: Callable[..., Any], endpoint: str | None, **kwargs: Any) -> Any:
+    """A Google Cloud client from `make(**kwargs)`: anonymous against a plain http:// endpoint (an emulator or a
+    loopback fake: no credentials to send, none to find), else Application Default Credentials; missing ones are one
+    SourceError saying how to get them."""
+    from google.auth import exceptions as auth_x
+
+    try:
+        if endpoint and urlsplit(endpoint).scheme == "http":
+            from google.auth.credentials import AnonymousCredentials
+
+            return make(credentials=AnonymousCredentials(), **kwargs)
+        return make(**kwargs)
+    except auth_x.DefaultCredentialsError as err:
+        raise SourceError("no Google Cloud credentials found (Application Default Credentials): run "
+                          "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS") from err
+
+
+def connection_failure(err: BaseException) -> str | None:
+    """'unknown host', 'connection refused', 'TLS handshake failed', 'cannot connect' or 'connection timed out' when
+    `err` (a requests or urllib3 error, or what it wraps) is a connection that could not be made at all; None for
+    anything else (a reset, a read timeout, an HTTP status), which may pass on a retry."""
+    names: set[str] = set()
+    todo, seen = [err], set()
+    while todo and len(seen) < 32:  # the chain: urllib3's `reason`, __cause__/__context__, exceptions in args
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        names.update(t.__name__ for t in type(e).__mro__)
+        todo += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__, *e.args)
+                 if isinstance(x, BaseException)]
+    return next((kind for kind, types in _UNREACHABLE if names.intersection(types)), None)

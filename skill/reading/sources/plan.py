@@ -1,0 +1,168 @@
+"""Replay's query planner: a filter decided once per route (the entry's routing fields), its top-level timestamp
+bounds taken out, and its residual as a test of a textPayload's bytes where it can be one.
+
+Same answers as skill.reading.query.compile_filter on every entry; only the replay source uses it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..query import (And, Call, Compare, Node, Not, Or, Predicate, compile_node, parse, parse_cached,
+                     parse_timestamp_ns, regex_bytes_test)
+
+
+def _route_approx(node: Node, known: frozenset[str], upper: bool) -> Node:
+    """node with every test of a field outside `known` replaced by true (upper) or false (lower bound)."""
+    true, false = And(()), Or(())
+    match node:
+        case Not(item):
+            return Not(_route_approx(item, known, not upper))
+        case And(items) | Or(items):
+            return type(node)(tuple(_route_approx(i, known, upper) for i in items))
+        case Compare(path=path) if path[0] in known:
+            return node
+        case Call(name="log_id") if "logName" in known:
+            return node
+        case Call(path=path) if path and path[0] in known:
+            return node
+    return true if upper else false
+
+
+@functools.lru_cache(maxsize=512)
+def compile_route_filter(text: str, known: tuple[str, ...]) -> Predicate:
+    """A necessary condition of the filter that reads only the top-level fields `known` of an entry.
+
+    False on a dict holding an entry's `known` fields means the filter is false on the entry itself, whatever
+    its other fields hold; replay uses it to skip parsing entries again (same answers, less work).
+    """
+    return compile_node(_route_approx(parse(text), frozenset(known), True))
+
+
+def _known(node: Node, known: frozenset[str]) -> bool:
+    match node:
+        case Compare(path=path):
+            return path[0] in known
+        case Call(name="log_id"):
+            return "logName" in known
+        case Call(path=path):
+            return bool(path) and path[0] in known
+    return False
+
+
+def _specialise(node: Node, route: dict, known: frozenset[str], leaf: Callable[[Node], Predicate]) -> Node | bool:
+    """node with every test of a `known` field decided on route (a dict of those fields), then simplified."""
+    match node:
+        case Not(item):
+            r = _specialise(item, route, known, leaf)
+            return (not r) if type(r) is bool else Not(r)
+        case And(items) | Or(items):
+            every = isinstance(node, And)
+            rest = []
+            for i in items:
+                r = _specialise(i, route, known, leaf)
+                if type(r) is bool:
+                    if r is not every:
+                        return r
+                    continue
+                rest.append(r)
+            return every if not rest else rest[0] if len(rest) == 1 else type(node)(tuple(rest))
+    if _known(node, known):
+        return bool(leaf(node)(route))
+    return node
+
+
+def route_residual(text: str, route: dict, known: tuple[str, ...]) -> Predicate | bool:
+    """The filter on entries whose `known` fields equal route's: False, True, or a predicate over the rest.
+
+    Same answers as compile_filter(text) on every such entry; replay decides the routing fields once per
+    route instead of once per entry, and skips the entries of a route that can't match.
+    """
+    r = _specialise(parse_cached(text), route, frozenset(known), compile_node)
+    return r if type(r) is bool else compile_node(r)
+
+
+class TimedResidual(NamedTuple):
+    """A route's residual split for replay: entries whose timestamp is in gcloud's UTC spelling are tested against
+    [lo, hi] (ns, from the filter's top-level timestamp terms) and then `rest`; any other entry gets `full`.
+
+    `text` is `rest` on an entry whose only payload is a textPayload string, as a test of that string's UTF-8 bytes
+    (so replay need not parse the entry to find it false), or None when `rest` reads other fields too."""
+    lo: int
+    hi: int
+    rest: Predicate | bool
+    full: Predicate | bool
+    text: Callable[[bytes], bool] | bool | None
+
+
+def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual | None:
+    """route_residual(text, route, known) with its top-level timestamp bounds taken out; None if it is False."""
+    r = _specialise(parse_cached(text), route, frozenset(known), compile_node)
+    if r is False:
+        return None
+    if r is True:
+        return TimedResidual(0, 1 << 126, True, True, True)
+    items = r.items if isinstance(r, And) else (r,)
+    lo, hi, rest = 0, 1 << 126, []
+    for it in items:
+        ns = None
+        if isinstance(it, Compare) and it.path == ("timestamp",) and it.op in (">=", ">", "<=", "<") and it.value:
+            try:
+                ns = parse_timestamp_ns(it.value)
+            except ValueError:
+                ns = None
+        if ns is None:
+            rest.append(it)
+        elif it.op == ">=":
+            lo = max(lo, ns)
+        elif it.op == ">":
+            lo = max(lo, ns + 1)
+        elif it.op == "<=":
+            hi = min(hi, ns)
+        else:
+            hi = min(hi, ns - 1)
+    node = True if not rest else rest[0] if len(rest) == 1 else And(tuple(rest))
+    left: Predicate | bool = True if node is True else compile_node(node)
+    return TimedResidual(lo, hi, left, compile_node(r), _text_form(node))
+
+
+OTHER_PAYLOADS = frozenset({"jsonPayload", "protoPayload"})  # absent from an entry whose payload is textPayload
+
+
+def _text_form(node: Node | bool) -> Callable[[bytes], bool] | bool | None:
+    """node on entries with a textPayload string and no other payload, as a test of the string's UTF-8 bytes;
+    None when node reads a field other than textPayload (then only the whole entry can answer)."""
+    if node is True:
+        return True
+    r = _specialise(node, {}, OTHER_PAYLOADS, compile_node)  # their tests decided as on an entry without them
+    if type(r) is bool:
+        return r
+    if _fields(r) != {"textPayload"}:
+        return None
+    if isinstance(r, Compare) and r.path == ("textPayload",) and r.op in ("=~", "!~"):
+        return regex_bytes_test(r.value or "", r.op == "=~")  # the usual residual: no str made at all
+    pred = compile_node(r)
+    return lambda b: pred({"textPayload": b.decode()})
+
+
+def _fields(node: Node) -> set[str] | None:
+    """The top-level fields node reads, or None when it reads all of them (a global restriction, SEARCH(text))."""
+    match node:
+        case Not(item):
+            return _fields(item)
+        case And(items) | Or(items):
+            out: set[str] = set()
+            for i in items:
+                if (f := _fields(i)) is None:
+                    return None
+                out |= f
+            return out
+        case Compare(path=path):
+            return {path[0]}
+        case Call(name="log_id"):
+            return {"logName"}
+        case Call(path=path) if path:
+            return {path[0]}
+    return None

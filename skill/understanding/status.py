@@ -1,0 +1,165 @@
+"""The status of a run: one ordered table, read from the JobSet and its pods and, where those were not exported, from
+events and logs. The first row that holds decides. docs/status-model.md is generated from this table
+(`python -m skill.references`), and tests/test_status.py has a test per row, with and without the object files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..catalog import BY_ID, CLASSES, HEALTHY
+from .model import PodInfo, Workload
+from .signals import Signal
+
+NS = 1_000_000_000
+# The catalog's stall window (progress_stopped): before it has passed since the slices became ready, a run without
+# steps may still be compiling.
+STALL_WINDOW_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
+STUCK_PENDING_NS = 5 * 60 * NS  # unschedulable this long after the last restart, to the end: stalled
+
+
+@dataclass
+class Run:
+    """What the rows read: the model, the symptoms seen, the root class, and when the program was seen running."""
+
+    model: Workload
+    symptoms: list[Signal]
+    root: str
+    activity: list[int]
+    running_at_end: bool
+
+    @property
+    def have(self) -> set[str]:
+        return {s.target for s in self.symptoms}
+
+    def last(self, symptom: str) -> int:
+        return max((s.ts for s in self.symptoms if s.target == symptom), default=0)
+
+
+@dataclass(frozen=True)
+class Row:
+    status: str
+    name: str
+    when: str  # the rule in words, for the docs table
+    holds: Callable[[Run], bool]
+
+
+def _failed(r: Run) -> bool:
+    return bool(r.model.condition("Failed")) or r.model.terminal_state == "Failed" or "jobset_failed" in r.have
+
+
+def _completed(r: Run) -> bool:
+    return bool(r.model.condition("Completed")) or r.model.terminal_state == "Completed"
+
+
+def _restarts_exhausted(r: Run) -> bool:
+    """No restart left, a Job or pod failed since the last one, and nothing runs again or waits to."""
+    m = r.model
+    if m.max_restarts is None or m.jobset_restarts < m.max_restarts:
+        return False
+    since = r.last("jobset_restarting")
+    failed_since = any(s.ts >= since for s in r.symptoms if s.target in ("job_failed", "container_failed"))
+    failed_pod = any(p.phase == "Failed" for p in m.pods.values())
+    return (failed_since or failed_pod) and not _anything_restarting(m)
+
+
+def _anything_restarting(m: Workload) -> bool:
+    """A container of a live pod is running again after a restart, or waits to be restarted (CrashLoopBackOff)."""
+    return any(c.restarts > 0 and (c.running or c.waiting_reason) for p in m.pods.values() if p.phase != "Failed"
+               for c in p.containers.values())
+
+
+def pending_pods(m: Workload) -> list[PodInfo]:
+    """Pods still Pending: by their phase, or, where no Pod object was read (live without the Kubernetes API, an export
+    without pods.json), pods the events name that were never placed on a node and never ran."""
+    unseen = "Pod" not in m.objects_seen
+    return [p for p in m.pods.values() if p.phase == "Pending" or (unseen and p.phase is None and not p.ran and not p.node)]
+
+
+def _stuck_pending(r: Run) -> bool:
+    """A pod is still Pending, never ran, and the scheduler has refused pods since the last restart, for a while."""
+    if not any(not p.ran for p in pending_pods(r.model)):
+        return False
+    since = [s.ts for s in r.symptoms if s.target == "unschedulable" and s.ts > r.last("jobset_restarting")]
+    return bool(since) and r.model.now - min(since) >= STUCK_PENDING_NS
+
+
+def _jobset_restarting(r: Run) -> bool:
+    return "jobset_restarting" in r.have or r.model.jobset_restarts > 0 or "crashloop" in r.have
+
+
+def _containers_restarting(r: Run) -> bool:
+    """Containers restarted after failing, and one of them runs again or waits to: a pod in phase Failed is over."""
+    return "container_failed" in r.have and _anything_restarting(r.model)
+
+
+def _pending(r: Run) -> bool:
+    pending = [p for p in r.model.pods.values() if p.phase == "Pending" or (p.phase is None and not p.ran)]
+    return bool(BY_ID[r.root].status_when_root) or (bool(pending) and r.root != HEALTHY)
+
+
+def starting(m: Workload) -> int | None:
+    """When every slice became ready, if the program has not been seen running and that was less than the stall
+    window before the end of the data: the first compile may still be running, nothing has had time to stall."""
+    ready = [s.ts for s in m.ready_slices()]
+    if not ready or m.progress or m.milestones.get("worker_launches"):
+        return None
+    return max(ready) if m.now - max(ready) < STALL_WINDOW_NS else None
+
+
+def _degraded(r: Run) -> bool:
+    lost = [s.ts for s in r.symptoms if s.target == "data_loss"]
+    return bool(lost) and r.model.last_progress is not None and r.model.last_progress.ts > min(lost)
+
+
+ROWS: tuple[Row, ...] = (
+    Row("failed", "JobSet failed", "the JobSet has condition Failed=True or `status.terminalState: Failed`, or an event "
+        "says it failed (ReachedMaxRestarts, FailedJobs, a failure-policy action)", _failed),
+    Row("healthy", "JobSet completed", "condition Completed=True or `status.terminalState: Completed`", _completed),
+    Row("failed", "no restart left", "`status.restarts` has reached `spec.failurePolicy.maxRestarts`, a Job or pod failed "
+        "since the last restart, and no container runs again or waits to be restarted", _restarts_exhausted),
+    Row("stalled", "suspended", "the JobSet is suspended (`spec.suspend`, or condition Suspended=True): Kueue has not "
+        "admitted it", lambda r: r.model.suspended),
+    Row("healthy", "ran on after recovered faults", "no failure is the verdict and the program was running at the end "
+        "(progress or program launches within the stall window)", lambda r: r.root == HEALTHY and r.running_at_end),
+    Row("stalled", "replacement waits", "the root cause's class waits for a replacement (`stalled_while_pending`) and a "
+        "pod is Pending (by its phase; without Pod objects, a pod the events name that was never placed and never ran)",
+        lambda r: BY_ID[r.root].stalled_while_pending
+        and bool(pending_pods(r.model))),
+    Row("stalled", "unschedulable since the last restart", "a pod that never ran is still Pending and the scheduler "
+        f"has refused pods for {STUCK_PENDING_NS // NS // 60} min since the last restart", _stuck_pending),
+    Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0) or a "
+        "container is in CrashLoopBackOff", _jobset_restarting),
+    Row("crashing", "containers restarting", "a container failed and restarted, and runs again or waits to be restarted "
+        "(a pod in phase Failed will not)", _containers_restarting),
+    Row("stalled", "pending, or decided by absence", "the root cause's class implies it (`status_when_root`: scheduling, "
+        "admission, image pull, slices never ready, progress stopped), or a pod is Pending with a failure verdict",
+        _pending),
+    Row("degraded", "lost a slice, ran on", "the client lost a slice (DATA_LOSS) and progress continued after it",
+        _degraded),
+    Row("healthy", "no failure, progress seen", "no failure is the verdict and progress or program launches were seen",
+        lambda r: r.root == HEALTHY and bool(r.activity)),
+    Row("healthy", "starting, on track so far", "no failure is the verdict, every slice became ready and the data ends "
+        f"less than {STALL_WINDOW_NS // NS // 60} min after it, before any step: start-up is on track so far (the "
+        "diagnosis says the evidence is insufficient to call the run healthy)",
+        lambda r: r.root == HEALTHY and starting(r.model) is not None),
+    Row("stalled", "no failure, no progress seen", "no failure is the verdict but nothing shows the program running: "
+        "health is not claimed without evidence of it (the diagnosis says the evidence is insufficient)",
+        lambda r: r.root == HEALTHY),
+    Row("stalled", "nothing exited", "there is a cause but no container exited and no Job failed: the pods sit there "
+        "without working (e.g. a hang that blocks)", lambda r: not ({"container_failed", "job_failed"} & r.have)),
+    Row("failed", "otherwise", "a cause, and a container exited or a Job failed", lambda r: True),
+)
+
+
+def decide(run: Run) -> tuple[str, str]:
+    """(status, the name of the row that decided it)."""
+    row = next(row for row in ROWS if row.holds(run))
+    return row.status, row.name
+
+
+def table() -> str:
+    """The rows as a Markdown table, for docs/status-model.md."""
+    out = ["| # | status | row | holds when |", "|---|---|---|---|"]
+    out += [f"| {i} | `{r.status}` | {r.name} | {r.when} |" for i, r in enumerate(ROWS, 1)]
+    return "\n".join(out)
