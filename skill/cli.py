@@ -6,12 +6,14 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import traceback
 import typing
 
 from . import __version__
 from .errors import PathwaysWorkloadError, UsageError
+from .telling.render import FORMATS
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 _KEY_HINT = "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy)"
@@ -107,7 +109,6 @@ def _add_live(p: argparse.ArgumentParser) -> None:
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from .api import analyse_replay
     from .telling.explain import build
-    from .telling.report import render_markdown
 
     analysis = None
     if args.replay:
@@ -132,33 +133,34 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
                               save_dir=args.save, deadline_s=args.deadline, progress=hb.say)
     else:
         raise PathwaysWorkloadError("diagnose needs --replay DIR, or live: --project P --location L --cluster C --jobset J")
-    from .redact import redact, redact_obj
-
-    fmt = _format(args, "markdown")
-    files = analysis.stats.files if analysis else None
-    if fmt == "json":  # excerpts are redacted already; this covers every other field a log value can reach
-        text = json.dumps(redact_obj(d.to_json_dict()), indent=2, ensure_ascii=False) + "\n"
-    elif fmt == "html":  # one self-contained page: the report and the swimlane picture (skill/telling/html.py)
-        from .telling.html import render_html
-
-        text = render_html(d, analysis.model if analysis else None, replay_files=files)
-    else:
-        text = redact(render_markdown(d, replay_files=files))
-    return _emit(args, text)
+    return _emit(args, _rendered(args, d, analysis))
 
 
-FORMATS = ("json", "markdown", "html")  # one vocabulary for every command; "text" is kept as markdown's old name
+def _rendered(args: argparse.Namespace, d, analysis) -> str:
+    """The diagnosis in the format asked for; the terminal report takes the terminal's colour and width (a file or a
+    pipe gets plain text)."""
+    from .telling.render import render
+
+    fmt = _format(args, "text")
+    color, width = False, None
+    if fmt == "text" and not args.output and sys.stdout.isatty():
+        from .telling.terminal import WIDTH, wants_color
+
+        color, width = wants_color(True), shutil.get_terminal_size((WIDTH, 24)).columns
+    return render(d, fmt, model=analysis.model if analysis else None, color=color, width=width,
+                  replay_files=analysis.stats.files if analysis else None)
 
 
 def _format(args: argparse.Namespace, person: str) -> str:
-    """The format asked for; by default `person`'s on a terminal or with --output FILE.md/.html, JSON when piped (and
+    """The format asked for; by default `person`'s on a terminal or by --output FILE's extension, JSON when piped (and
     a note on stderr says so, so a pipe never changes the output silently)."""
-    fmt = "markdown" if args.format == "text" else args.format
-    if fmt:
-        return fmt
+    from .telling.render import format_of
+
+    if args.format:
+        return args.format
     out = getattr(args, "output", None)
     if out:
-        return "html" if out.endswith((".html", ".htm")) else "json" if out.endswith(".json") else person
+        return format_of(out, person)
     if sys.stdout.isatty():
         return person
     print(f"pathways-workload: stdout is not a terminal, so the output is JSON (--format {person} for the report)",
@@ -284,9 +286,10 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
                  "usage or input error; 3 on an internal error.")
     _add_workload(d)
     d.add_argument("--at", metavar="TIME", help="judge stalls as of this RFC 3339 time (default: end of the data)")
-    d.add_argument("--format", choices=FORMATS + ("text",), metavar="{json,markdown,html}",
-                   help="default: markdown on a terminal (or by --output's extension), json when piped (said on "
-                        "stderr); html: one self-contained page with a timeline picture")
+    d.add_argument("--format", choices=FORMATS, metavar="{" + ",".join(FORMATS) + "}",
+                   help="text: the report for a person (colour on a terminal unless NO_COLOR is set); markdown; json: "
+                        "the contract; html: one self-contained page with a timeline picture. Default: text on a "
+                        "terminal, else by --output's extension (.txt .md .json .html), json when piped (said on stderr)")
     d.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)

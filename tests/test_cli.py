@@ -157,7 +157,7 @@ def test_help_has_a_description_an_example_and_one_metavar_per_kind(command, cap
 
 
 @pytest.mark.parametrize("command, shown", [
-    ("diagnose", ["{json,markdown,html}", "(default: 2h)", "(default: default)", "--at TIME", "--start TIME"]),
+    ("diagnose", ["{text,markdown,json,html}", "(default: 2h)", "(default: default)", "--at TIME", "--start TIME"]),
     ("query-logs", ["{asc,desc}", "(default: asc)", "(default: 50)", "--filter FILTER"]),
     ("list-events", ["(default: 100)", "--warnings-only"]),
     ("explain-class", ["--failure-class ID"]),

@@ -12,7 +12,8 @@ from skill.api import diagnose_replay
 from skill.errors import InputError, SourceError
 from skill.diagnose_live import parse_since
 from skill.reading.records import format_ns, parse_ts
-from tests.conftest import CASES, expected
+from tests.conftest import CASES, FIXTURES, expected
+from evals.live_parity import SharedFakes, compare
 from evals.fakes.live_case import LiveCase as Live
 from evals.fakes.live_case import fast
 from evals.fakes.logging_server import load_entries
@@ -27,17 +28,45 @@ def same(live, replay) -> None:
         sorted((x.kind, x.name) for x in replay.root_cause.entities)
 
 
+@pytest.fixture(scope="module")
+def fakes():
+    """One Cloud Logging fake and one Kubernetes fake for every library incident (each case swaps their data)."""
+    with SharedFakes() as shared:
+        yield shared
+
+
+# Incidents whose root cause only Pod object facts show (no event, no node log of it): live without the Kubernetes API
+# cannot see it and names the missing Pod objects in data_gaps. A ratchet: the list may only shrink.
+POD_OBJECTS_ONLY = {"case-016"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_live_equals_replay(case, replayed):
-    with Live(case) as lv:
-        d = lv.diagnose()
-        assert not lv.kube.non_get, lv.kube.non_get
-    replay = replayed.diagnosis(case)
+def test_live_equals_replay_with_and_without_the_kubernetes_api(case, fakes, diagnoses):
+    lv = fakes.serve(case)
+    d = lv.diagnose()
+    assert not lv.kube.non_get, lv.kube.non_get
+    replay = diagnoses[case.name]
     same(d, replay)
     assert d.failure_class == expected(case)["failure_class"]
     assert d.budget.logging_requests > 0
     assert d.budget.logging_requests == len(lv.logging.list_requests)
     assert d.budget.entries_read == lv.logging.entries_sent
+    bare = lv.diagnose(no_kube=True, kube_server=None)
+    parity = compare(case.name, replay, d, bare)
+    assert parity.passed, parity
+    assert bool(parity.exempt) == (case.name in POD_OBJECTS_ONLY), parity
+    if parity.exempt:
+        assert any("--no-kube" in g for g in bare.data_gaps)
+
+
+def test_a_kernel_oom_kill_without_pod_objects_is_judged_from_the_job_and_the_peers():
+    """The kubelet's Killing and BackOff events removed: the workload's loss shows only as its Job failing (head-node
+    kills) or its peers losing the host (a worker's), and that is enough without the Kubernetes API."""
+    for name in ("case-004", "case-147"):
+        case = FIXTURES / name
+        entries = [e for e in load_entries(case) if (e.get("jsonPayload") or {}).get("reason") not in ("Killing", "BackOff")]
+        with Live(case, entries=entries) as lv:
+            assert lv.diagnose(no_kube=True, kube_server=None).failure_class == "host_oom"
 
 
 def test_no_kube_still_diagnoses():

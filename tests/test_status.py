@@ -113,6 +113,19 @@ def test_unschedulable_since_the_last_restart_is_stalled():
     assert status(m, [sym("jobset_restarting", 1), sym("unschedulable", 2)]) == ("stalled", "unschedulable since the last restart")
 
 
+def test_a_replacement_that_waits_is_stalled_with_or_without_pod_objects():
+    cls = "hot_swap_failure"  # a class that waits for a replacement
+    m = model()
+    pod(m, WORKER, "Pending")
+    m.objects_seen.add("Pod")
+    assert status(m, [sym("jobset_restarting")], root=cls) == ("stalled", "replacement waits")
+    bare = model()  # no Pod object read: the events name a new pod that was never placed on a node and never ran
+    bare.pod(WORKER)
+    assert status(bare, [sym("jobset_restarting")], root=cls) == ("stalled", "replacement waits")
+    bare.pod(WORKER).node = "gke-n-1"  # placed (a Scheduled event): not waiting for a replacement
+    assert status(bare, [sym("jobset_restarting")], root=cls)[0] == "crashing"
+
+
 def test_data_loss_then_progress_is_degraded():
     m = model()
     m.progress = [sym("progress", 10)]

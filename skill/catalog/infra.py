@@ -52,7 +52,7 @@ TPU_HARDWARE_FAILURE = FailureClass(
                 origin='https://github.com/openxla/xla/blob/2c8839d0683e3d12b4fe7665d2ca3606c9ba6747/docs/errors/error_0200.md',
                 example='INTERNAL: Accelerator device halted prematurely, perhaps due to an on-device check-failure. Node 0 halted unexpectedly at tag:pc TensorCoreSequencer:1:0x1d9 ...'),
     ),
-    explanation="A TPU chip on {{ node }} ({{ pod }}) reported a fatal hardware error ({{ detail }}); the other hosts' timeouts and {% if restarted %}the restarts{% else %}what failed after it{% endif %} follow from it.",
+    explanation="A TPU chip on {{ node }} ({{ pod }}) reported a fatal hardware error ({{ detail }}); {% if timed_out and restarted %}the other hosts' timeouts and the restarts follow from it{% elif timed_out %}the other hosts' timeouts and what failed after it follow from it{% elif restarted %}the restarts follow from it{% else %}what failed after it follows from it{% endif %}.",
     # a withdrawn chip leaves its node short of google.com/tpu, so the restarted worker cannot be placed there again
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "tpu_init_failure", "host_oom", "xla_compile_error", "hbm_oom",
                                   "tpu_capacity_unavailable"),
@@ -223,7 +223,7 @@ SPOT_PREEMPTION = FailureClass(
                 origin='https://github.com/google/skills/blob/1af77752950126ae12dec176a0a3b27a16b7f5f7/plugins/cloud/google-cloud-gke/skills/gke-cost-optimization/assets/spot-deployment-example.yaml',
                 example='pod node selector cloud.google.com/gke-spot=true'),
     ),
-    explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died and the job's timeouts{% if restarted %} and restarts{% endif %} followed.",
+    explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died{% if timed_out and restarted %} and the job's timeouts and restarts followed{% elif timed_out %} and the job's timeouts followed{% elif restarted %} and the job restarted{% endif %}.",
     explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
     lookalikes=("host_maintenance", "node_lost"),
     fixes=(

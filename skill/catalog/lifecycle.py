@@ -118,7 +118,7 @@ HOT_SWAP_FAILURE = FailureClass(
                 origin='https://github.com/kubernetes/kubernetes/blob/008b3652959ca58af8be3fb5b6ecfe9ae7638282/pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go',
                 example="FailedScheduling: 0/8 nodes are available: 8 Insufficient google.com/tpu. preemption: not eligible due to a terminating pod on the nominated node."),
     ),
-    explanation="A slice of {{ jobset }} was interrupted and could not be remapped onto a standby slice ({{ detail }}), so the workload waited or restarted.",
+    explanation="A slice of {{ jobset }} was interrupted and could not be remapped onto a standby slice ({{ detail }}), so the workload {% if restarted %}restarted and {% endif %}waited for a replacement.",
     explains=("workload_stalled", "user_code_error", "slices_not_ready"),
     absorbs=_INTERRUPTIONS + _REPLACEMENT,
     lookalikes=("elastic_recovery_exhausted", "tpu_capacity_unavailable"),
@@ -145,7 +145,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
         Pattern(r"(?i)\bnot restorable\b", 0.9, entities=("JobSet",), origin='https://cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/resilient-training',
                 example='If the workload is not restorable, Pathways shuts down the accelerator job and forwards the failure to your job if Elastic training is configured.'),
     ),
-    explanation="A planned preemption of {{ jobset }} ended in a full restart instead of a transparent resume ({{ detail }}).",
+    explanation="A planned preemption of {{ jobset }} {% if restarted %}ended in a full restart instead of a transparent resume{% else %}was not resumed transparently{% endif %} ({{ detail }}).",
     explains=("user_code_error", "workload_stalled"),
     absorbs=("spot_preemption", "host_maintenance", "node_lost"),
     lookalikes=("spot_preemption", "host_maintenance"),
@@ -158,7 +158,7 @@ SUSPEND_RESUME_FAILURE = FailureClass(
 
 NO_FAILURE_DETECTED = FailureClass(
     id="no_failure_detected", title="No failure detected", phase="-", component="-",
-    explanation="{% if finished %}{{ jobset }} finished its run: {{ finished }}. What still ran was stopped as the JobSet wound down (exit 143 after SIGTERM is expected), and the warnings in the data are benign.{% elif not progress_seen and slices_ready %}{{ jobset }} reached its start-up milestones, but no training step or program launch is in the data yet: nothing has failed so far, and it is too early to call the run healthy.{% elif not progress_seen %}Nothing in the data says {{ jobset }} failed, but nothing shows it running either (no training step, no program launch, not every slice ready): health is not claimed.{% else %}{{ jobset }} reached its start-up milestones and keeps making progress; the warnings in the data are benign.{% endif %}",
+    explanation="{% if finished %}{{ jobset }} finished its run: {{ finished }}. What still ran was stopped as the JobSet wound down (exit 143 after SIGTERM is expected), and any warnings in the data are benign.{% elif not progress_seen and slices_ready %}{{ jobset }} reached its start-up milestones, but no training step or program launch is in the data yet: nothing has failed so far, and it is too early to call the run healthy.{% elif not progress_seen %}Nothing in the data says {{ jobset }} failed, but nothing shows it running either (no training step, no program launch, not every slice ready): health is not claimed.{% else %}{{ jobset }} reached its start-up milestones and keeps making progress; any warnings in the data are benign.{% endif %}",
     fixes=(Fix("Nothing to fix. Keep an eye on progress.", "kubectl get jobset {{ jobset }} -n {{ namespace }}", "read-only"),),
 )
 

@@ -102,7 +102,7 @@ HOST_OOM = FailureClass(
                 origin='https://github.com/kubernetes/kubernetes/issues/122256',
                 example='container wk64c terminated: reason=Error exitCode=137 restartCount=1'),
     ),
-    explanation="{{ container_or_process }} on {{ node }} was killed for host memory (OOMKilled, exit 137) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",
+    explanation="{{ container_or_process }} on {{ node }} was killed for host memory ({% if oom_exit %}OOMKilled, exit 137{% else %}by the kernel's OOM killer{% endif %}) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",
     explains=("proxy_connection_lost", "user_code_error", "slices_not_ready", "workload_stalled", "megascale_hang",
               "tpu_device_busy", "colocated_python_failure", "elastic_recovery_exhausted"),
     lookalikes=("hbm_oom", "spot_preemption", "host_maintenance"),

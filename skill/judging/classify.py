@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from ..catalog.symptoms import FATAL_SEVERITIES
 from ..catalog.types import RuleContext
+from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS, Line, judge
 from ..understanding.model import Workload
 from ..reading.names import first_bucket, without_attempt_suffix
@@ -121,8 +122,7 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
         return None
-    return any(x.target in ("container_failed", "crashloop", "pod_killed") and x.record.pod in pods
-               and s.ts - KILL_BEFORE_NS <= x.ts <= s.ts + KILL_AFTER_NS for x in symptoms)
+    return touched(model, pods, symptoms, s.ts - KILL_BEFORE_NS, s.ts + KILL_AFTER_NS)
 
 
 def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
@@ -170,7 +170,9 @@ def _resolved(model: Workload, s: Signal) -> bool:
         return False
     image, name = s.groups.get("image"), s.record.container
     named = [c for c in pod.containers.values() if (image and c.image == image) or (name and c.name == name)]
-    return not named or any(c.running or c.last_reason for c in named)
+    if not named:  # without Pod objects a container is known only once it logged or was pulled: unseen is not run
+        return "Pod" in model.objects_seen or not (image or name)
+    return any(c.running or c.last_reason for c in named)
 
 
 def _milestone_missing(c: RuleContext) -> Hypo | None:

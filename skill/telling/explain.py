@@ -30,6 +30,8 @@ from ..understanding.signals import Signal
 
 EXCERPT = 300
 MAX_ENTITIES = 12
+# A container status that says the kernel OOM-killed it (exit 137), as the Pod object or an event renders it.
+OOM_EXIT = re.compile(r"\bOOMKilled\b|exitCode[=:] ?137\b|exit code 137\b")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 
@@ -173,8 +175,9 @@ def _evidence_item(r: Record, project: str | None = None) -> Evidence:
                     link=logs_explorer_link(r, project or r.project))
 
 
-def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
-    """Values the fix and explanation templates are filled with; unknown ones are shown as <placeholders>."""
+def context(model: Workload, root: Hypo, ents: list[Entity], symptoms: list[Signal] = ()) -> dict[str, str]:
+    """Values the fix and explanation templates are filled with; unknown ones are shown as <placeholders>. The yes/""
+    facts let a sentence say only what happened (no "the restarts" without a restart)."""
     first = primary(root)[0].record if root.signals else None
     by_kind: dict[str, str] = {}
     for e in ents:
@@ -219,6 +222,9 @@ def context(model: Workload, root: Hypo, ents: list[Entity]) -> dict[str, str]:
         "restarted": "yes" if model.jobset_restarts or any(p.restarts for p in model.pods.values())
         or any(s.target in ("jobset_restarting", "crashloop") for s in root.signals) else "",
         "slices_ready": "yes" if model.ready_slices() else "",
+        "timed_out": "yes" if any(s.target == "heartbeat_timeout" for s in symptoms) else "",
+        "oom_exit": "yes" if any(c.last_exit_code == 137 or c.last_reason == "OOMKilled" for p in model.pods.values()
+                                 for c in p.containers.values()) or OOM_EXIT.search(lines) else "",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
                                  (root.signals[0].groups.get("comm") if root.signals and root.signals[0].groups.get("comm")
                                   else f"a process in {pod}")),
@@ -347,7 +353,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     cls = BY_ID[v.failure_class]
     triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
     ents = entities(m, v.root, v.symptoms, triggers)
-    ctx = context(m, v.root, ents)
+    ctx = context(m, v.root, ents, v.symptoms)
     evidence = {s.record.id: _evidence_item(s.record, m.project) for _rule, s in cite(m, v)}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title

@@ -17,8 +17,9 @@ from ..catalog import SYMPTOMS
 from ..diagnosis import Diagnosis
 from ..understanding.model import Workload, role_of
 from ..reading.records import format_ns
-from ..redact import redact, redact_obj
-from .report import View, environment, view
+from ..redact import redact
+from .report import environment
+from .view import View, redacted_view
 
 LEFT, WIDTH, LANE_H, GROUP_H, TOP, MAX_TICKS, ALL_PODS = 300, 1000, 24, 20, 36, 60, 32
 NS = 1_000_000_000
@@ -245,6 +246,9 @@ def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None,
 
 def render_html(d: Diagnosis, model: Workload | None = None, *, replay_files: int | None = None) -> str:
     """The page for one diagnosis; `model` (the analysis's workload) adds slices, nodes and progress ticks."""
-    d = Diagnosis.model_validate(redact_obj(d.to_json_dict()))
-    v = view(d, replay_files=replay_files)
-    return html_environment().get_template("report.html.j2").render(v=v, d=d, s=swimlane(v, model))
+    return html(redacted_view(d, replay_files=replay_files), model)
+
+
+def html(v: View, model: Workload | None = None) -> str:
+    """The page for a (redacted) view."""
+    return html_environment().get_template("report.html.j2").render(v=v, d=v.d, s=swimlane(v, model))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..catalog import BY_ID, CLASSES, HEALTHY
-from .model import Workload
+from .model import PodInfo, Workload
 from .signals import Signal
 
 NS = 1_000_000_000
@@ -69,9 +69,16 @@ def _anything_restarting(m: Workload) -> bool:
                for c in p.containers.values())
 
 
+def pending_pods(m: Workload) -> list[PodInfo]:
+    """Pods still Pending: by their phase, or, where no Pod object was read (live without the Kubernetes API, an export
+    without pods.json), pods the events name that were never placed on a node and never ran."""
+    unseen = "Pod" not in m.objects_seen
+    return [p for p in m.pods.values() if p.phase == "Pending" or (unseen and p.phase is None and not p.ran and not p.node)]
+
+
 def _stuck_pending(r: Run) -> bool:
     """A pod is still Pending, never ran, and the scheduler has refused pods since the last restart, for a while."""
-    if not any(p.phase == "Pending" and not p.ran for p in r.model.pods.values()):
+    if not any(not p.ran for p in pending_pods(r.model)):
         return False
     since = [s.ts for s in r.symptoms if s.target == "unschedulable" and s.ts > r.last("jobset_restarting")]
     return bool(since) and r.model.now - min(since) >= STUCK_PENDING_NS
@@ -116,8 +123,9 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "ran on after recovered faults", "no failure is the verdict and the program was running at the end "
         "(progress or program launches within the stall window)", lambda r: r.root == HEALTHY and r.running_at_end),
     Row("stalled", "replacement waits", "the root cause's class waits for a replacement (`stalled_while_pending`) and a "
-        "pod is Pending", lambda r: BY_ID[r.root].stalled_while_pending
-        and any(p.phase == "Pending" for p in r.model.pods.values())),
+        "pod is Pending (by its phase; without Pod objects, a pod the events name that was never placed and never ran)",
+        lambda r: BY_ID[r.root].stalled_while_pending
+        and bool(pending_pods(r.model))),
     Row("stalled", "unschedulable since the last restart", "a pod that never ran is still Pending and the scheduler "
         f"has refused pods for {STUCK_PENDING_NS // NS // 60} min since the last restart", _stuck_pending),
     Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0) or a "

@@ -40,7 +40,8 @@ class FileIndex:
         queries all test the text with a regex (bulk[route], their patterns), the entries in the spool are only
         those whose text the spool's search found for one of them (and each query's test runs only where its
         own pattern was found)."""
-        every, wanted = [], {}
+        every: list = []
+        wanted: dict = {}
         for rid, (ords, loose) in self.by_route.items():
             if not plans[rid]:
                 continue

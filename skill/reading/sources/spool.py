@@ -33,12 +33,13 @@ def bulk_patterns(patterns: Sequence[str | None]) -> tuple[str, ...] | None:
     spool's lines differently from a single text."""
     if not patterns or None in patterns:
         return None
-    for p in patterns:
+    present = [p for p in patterns if p is not None]
+    for p in present:
         if "\\A" in p or "\\z" in p or _M_OFF.search(p):
             return None
         if ("^" in p or "$" in p) and not p.startswith("(?m)"):
             return None
-    return tuple(dict.fromkeys(patterns))
+    return tuple(dict.fromkeys(present))
 
 
 class TextSpool:

@@ -1,0 +1,36 @@
+"""What happened to the pods on a node, read from the events and logs where no Pod object was read (live without the
+Kubernetes API, an export without pods.json): a container's termination then shows as its Job failing or its peers
+losing it, not as a Pod status. The rule that a node's kernel kill must have hurt the workload reads it
+(classify.NEEDS["killed_the_workload"])."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..reading.names import replica
+from .model import Workload
+from .signals import Signal
+
+CONTAINER_FATE = ("container_failed", "crashloop", "pod_killed")  # what a Pod status or a kubelet event says
+PEER_LOST = ("heartbeat_timeout", "data_loss")  # a peer's account of losing a host
+
+
+def _names_host(text: str, host: str) -> bool:
+    return re.search(rf"\b{re.escape(host)}(?=[.:\s,)]|$)", text) is not None
+
+
+def touched(model: Workload, pods: set[str], symptoms: Sequence[Signal], t0: int, t1: int) -> bool:
+    """A pod of `pods` failed between t0 and t1: a container of it failed, restarted or was killed; or, with no Pod
+    object read, its Job failed or a peer reported losing its host."""
+    near = [x for x in symptoms if t0 <= x.ts <= t1]
+    if any(x.target in CONTAINER_FATE and x.record.pod in pods for x in near):
+        return True
+    if "Pod" in model.objects_seen:
+        return False  # the Pod statuses were read: they are the account of what happened to the containers
+    # A JobSet pod is <job>-<completion index>-<5 random characters>; peers log its host name, <job>-<index>.
+    hosts = {r[0] for r in map(replica, pods) if r}
+    jobs = {h.rsplit("-", 1)[0] for h in hosts}
+    if any(x.target == "job_failed" and x.record.kind == "Job" and x.record.obj in jobs for x in near):
+        return True
+    return any(x.target in PEER_LOST and any(_names_host(x.record.text, h) for h in hosts) for x in near)
