@@ -551,3 +551,39 @@ def test_an_ephemeral_storage_eviction_of_the_head_has_its_own_fix():
     ids = {s.pattern.id for s in M.match(rec) if s.target == "head_pod_evicted"}
     assert "ephemeral_storage" in ids
     assert any(f.applies(frozenset(ids)) and "ephemeral-storage" in f.summary for f in BY_ID["head_pod_evicted"].fixes)
+
+
+def _warning_then_error(warning_pod: str, error_pod: str) -> str:
+    """A cache warning in the client, then a checkpoint restore that fails (in the given pods), and the client exits."""
+    model = Workload(jobset=JS)
+    causes, symptoms = feed(
+        model,
+        *rm_start(T0, "2/2"),
+        line(T0 + 90 * NS, "/usr/lib/python3.11/site-packages/jax/_src/compiler.py:782: UserWarning: Error reading "
+             "persistent compilation cache entry for 'jit_f': FileExistsError: [Errno 17] File exists: '/var/cache/jax'",
+             container="jax-tpu", pod=warning_pod, rid="warn"),
+        line(T0 + 96 * NS, "ValueError: NOT_FOUND: Error opening \"zarr\" driver: Error reading \"params/.zarray\" in "
+             "OCDBT database at gs://b/ckpt/5/default/", container="jax-tpu", pod=error_pod, rid="nf"),
+    )
+    model.now = T0 + 120 * NS
+    return classify(model, causes, symptoms).failure_class
+
+
+def test_a_warning_the_program_went_on_past_ranks_after_what_it_failed_of():
+    # the same client warned about its cache, went on, and raised (no checkpoint directory is known here, so the
+    # raise is the program's own error): the warning neither is the cause nor explains what came after it
+    assert _warning_then_error(HEAD, HEAD) == "user_code_error"
+
+
+def test_a_warning_is_not_outranked_by_an_error_in_another_container():
+    # the rule reads one program's own sequence: an error in another pod says nothing of whether this one went on
+    assert _warning_then_error(HEAD, WORKER) == "compilation_cache_failure"
+
+
+def test_what_counts_as_the_programs_own_warning():
+    from skill.judging.classify import _warning
+    for text in ("W1205 10:00:00.000000 1 x.cc:1] slow", "WARNING:absl:cache miss",
+                 "/x/compiler.py:782: UserWarning: Error reading persistent compilation cache entry"):
+        assert _warning(SimpleNamespace(record=line(T0, text, container="jax-tpu"))), text
+    for text in ("ValueError: NOT_FOUND: x", "E1205 10:00:00.000000 1 x.cc:1] failed", "F1205 fatal"):
+        assert not _warning(SimpleNamespace(record=line(T0, text, container="jax-tpu"))), text

@@ -175,13 +175,28 @@ USER_CODE_ERROR = FailureClass(
         Pattern(r"^(?:ModuleNotFoundError|ImportError): ", 0.85, user_only=True, entities=_PC,
                 origin="https://github.com/jax-ml/jax/issues/16666",
                 example="ModuleNotFoundError: No module named 'jax.experimental'; 'jax' is not a package"),
+        # Multi-controller code in a single-controller workload: the client (the only JAX process under Pathways, whose
+        # jax.process_index() is always 0) still calls jax.distributed.initialize, and the coordination service it
+        # starts cannot find the other "processes" and kills it (SIGABRT after the initialization timeout).
+        Pattern(r"Terminating process because the JAX distributed service detected fatal errors", 0.85, user_only=True,
+                entities=_PC, id="multi_controller", origin="recording:b20-coordinator-dns",
+                example="F1205 13:12:28.560447    2705 client.h:80] Terminating process because the JAX distributed "
+                        "service detected fatal errors. This most likely indicates that another task died"),
+        Pattern(r"jax\.distributed\.initialize\(", 0.3, user_only=True, entities=_PC, support=True, id="multi_controller",
+                origin="recording:b20-coordinator-dns",
+                example="jax.distributed.initialize(coordinator_address='rl-actor-v5e-coord-0-0.rl-actor-v5e:8476', "
+                        "num_processes=4, process_id=3)"),
     ),
     explanation="The user's program in {{ pod }} raised {{ detail }} and no infrastructure event explains it.",
     lookalikes=("hbm_oom", "proxy_unreachable", "checkpoint_failure"),
     fixes=(
         Fix("Read the whole traceback.", "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
-        Fix("Fix the code or dependency named at the bottom of the traceback ({{ detail }}) and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low"),
-        Fix("If the traceback ends inside site-packages, a dependency in the client image does not fit jax {{ jax_version }}: upgrade or pin it to a release built for this JAX (pip install -U <package>), run pip check in the image, and rebuild.", None, "low"),
+        Fix("Under Pathways the client is the only JAX process (one controller; it reaches every TPU through the IFRT "
+            "proxy, and jax.process_index() is always 0): remove the jax.distributed.initialize(...) call and its "
+            "coordinator_address / num_processes / process_id settings from the client, or run it only when the program "
+            "is launched multi-controller, and resubmit.", None, "low", when=("multi_controller",)),
+        Fix("Fix the code or dependency named at the bottom of the traceback ({{ detail }}) and resubmit; for the Werkzeug/flask 'unbound_message' conflict upgrade flask and Werkzeug.", None, "low", unless=("multi_controller",)),
+        Fix("If the traceback ends inside site-packages, a dependency in the client image does not fit jax {{ jax_version }}: upgrade or pin it to a release built for this JAX (pip install -U <package>), run pip check in the image, and rebuild.", None, "low", unless=("multi_controller",)),
     ),
     names_jobset=True, explained_by_any=True,
 )

@@ -406,13 +406,19 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             notes.append("resolved, followed by steady progress to the end: " + ", ".join(h.failure_class for h in resolved))
         # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
         failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
-    roots = [h for h in cands if not any(o is not h and _explains(o, h) for o in cands)]
+    # A warning the program went on past explains nothing that came after it, and ranks after what it failed of.
+    gone_past = _warned_and_went_on(cands)
+    roots = [h for h in cands if not any(o is not h and o not in gone_past and _explains(o, h) for o in cands)]
     roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
     roots = _current_attempt(roots, symptoms, notes)
+    if gone_past:
+        roots = [h for h in roots if h not in gone_past] + [h for h in roots if h in gone_past]
+        notes.append("only warned about, and the same program went on to fail of something else: "
+                     + ", ".join(h.failure_class for h in gone_past))
     if roots:
         root = roots[0]
         confidence = root.score
-        rivals = [h for h in roots[1:] if h.score >= STRONG]
+        rivals = [h for h in roots[1:] if h.score >= STRONG and h not in gone_past]
         if rivals:
             confidence *= 0.85
             notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
@@ -428,7 +434,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         root = Hypo(HEALTHY, 0.9 if act else 0.6, [], 0)
         confidence = root.score
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
-    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in resolved or _explained(h, cands) else 1.0), 3), h.signals,
+    demoted = resolved + [h for h in gone_past if h is not root]
+    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or _explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
     status = status_of(model, symptoms, root.failure_class, act)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)
@@ -469,6 +476,32 @@ def _current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str]
     notes.append(f"{first.failure_class} ended an earlier attempt and the JobSet restarted; {now.failure_class} holds "
                  "the attempt after it")
     return [now] + [r for r in roots if r is not now]
+
+
+# A line in the form of the program's own warning (a Python warning, a glog W line, absl's WARNING): the program says
+# it handled what it reports (JAX recompiles after a cache read error, a deprecation) and goes on.
+WARNING_LINE = re.compile(r"^(?:W\d{4} |WARNING[: ]|\S*\.py:\d+: \w*Warning: |\w*Warning: )")
+
+
+def _warning(s: Signal) -> bool:
+    return s.record.source == "container" and bool(WARNING_LINE.match(s.record.text))
+
+
+def _warned_and_went_on(cands: list[Hypo]) -> list[Hypo]:
+    """Candidates whose every strong line is the program's own warning, where the same container later failed with a
+    non-warning line of another candidate: the program went on past the warning (it did not stop
+    there), so what it failed of is the cause and the warning is the survived look-alike."""
+    out = []
+    for h in cands:
+        warned = [s for s in h.signals if s.weight >= CANDIDATE]
+        if not warned or not all(_warning(s) for s in warned):
+            continue
+        errors = [s for o in cands if o is not h for s in o.signals
+                  if s.weight >= CANDIDATE and not _warning(s)]
+        if all(any(e.record.pod == w.record.pod and e.record.container == w.record.container and e.ts > w.ts
+                   for e in errors) for w in warned):
+            out.append(h)
+    return out
 
 
 def _explained(h: Hypo, cands: list[Hypo]) -> bool:
