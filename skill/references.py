@@ -14,6 +14,7 @@ from .judging.classify import CANDIDATE, thresholds
 from .judging.impact import RAN_ON_LINES, RAN_ON_NS
 from .judging.impact import table as impact_table
 from .telling.citations import table as citations_table
+from .telling.named import table as named_table
 from .understanding.status import table as status_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,10 +140,23 @@ def render_citations() -> str:
         "order and each id is cited once. A new reason to cite a line is one new row."], citations_table())
 
 
+NAMED_DOC = ROOT / "docs" / "named.md"
+
+
+def render_named() -> str:
+    """docs/named.md: what a fix says the failing lines name, from the rows of skill/telling/named.py."""
+    return _table_doc("What the failing lines name", "skill/telling/named.py", [
+        "When the fix of a class is a change to the workload itself (`fixed_in_workload` in the catalog), the diagnosis",
+        "adds one fix that says what the cited lines, and the lines their containers printed within a second after the",
+        "root cause's lines (the rest of a multi-line error), name: the program, op, shapes, dtypes, variables, flags and",
+        "paths to change. Each kind is one row (`skill/telling/named.py`); a path the spec sets through an env variable or",
+        "a flag is said with that setting's name. The text is quoted, never turned into a command."], named_table())
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     outputs = ((TARGET, render()), (STATUS_DOC, render_status_model()), (IMPACT_DOC, render_impact()),
-               (CITATIONS_DOC, render_citations()))
+               (CITATIONS_DOC, render_citations()), (NAMED_DOC, render_named()))
     if "--check" in argv:
         stale = [p for p, text in outputs if (p.read_text() if p.exists() else "") != text]
         for p in stale:
@@ -151,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     for path, text in outputs:
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
-    print(f"wrote {TARGET.relative_to(ROOT)} ({len(CLASSES)} classes) {STATUS_DOC.relative_to(ROOT)}, {IMPACT_DOC.relative_to(ROOT)} and {CITATIONS_DOC.relative_to(ROOT)}")
+    print(f"wrote {TARGET.relative_to(ROOT)} ({len(CLASSES)} classes) {STATUS_DOC.relative_to(ROOT)}, {IMPACT_DOC.relative_to(ROOT)}, {CITATIONS_DOC.relative_to(ROOT)} and {NAMED_DOC.relative_to(ROOT)}")
     return 0
 
 

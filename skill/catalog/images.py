@@ -17,7 +17,7 @@ def _not_cancelled(c: RuleContext) -> bool:
 
 
 IMAGE_PULL_FAILURE = FailureClass(
-    id="image_pull_failure", title="An image cannot be pulled", phase="start", component="kubelet image pull",
+    id="image_pull_failure", fixed_in_workload=True, title="An image cannot be pulled", phase="start", component="kubelet image pull",
     patterns=(
         # rendered: Failed (events.FailedToPullImage) + "Failed to pull image %q: %v" from image_manager.go; filled from
         # the format string in image_manager.go (the runtime's error as containerd reports a missing tag)
@@ -61,7 +61,7 @@ IMAGE_PULL_FAILURE = FailureClass(
 )
 
 IFRT_VERSION_MISMATCH = FailureClass(
-    id="ifrt_version_mismatch", title="IFRT proxy client and server disagree on the protocol version", phase="connect",
+    id="ifrt_version_mismatch", fixed_in_workload=True, title="IFRT proxy client and server disagree on the protocol version", phase="connect",
     component="JAX client (IFRT proxy client) vs pathways proxy_server image",
     patterns=(
         Pattern(r"failed to agree on the protocol version", 0.97, ("container",), entities=("Pod", "Container"),
@@ -90,7 +90,7 @@ IFRT_VERSION_MISMATCH = FailureClass(
 )
 
 PROXY_BACKEND_NOT_REGISTERED = FailureClass(
-    id="proxy_backend_not_registered", title="JAX_PLATFORMS=proxy but the proxy backend is not registered", phase="connect",
+    id="proxy_backend_not_registered", fixed_in_workload=True, title="JAX_PLATFORMS=proxy but the proxy backend is not registered", phase="connect",
     component="JAX client (pathwaysutils)",
     patterns=(
         # the client's image lacks what registers the backend (pathwaysutils): the image is what to fix
@@ -109,7 +109,7 @@ PROXY_BACKEND_NOT_REGISTERED = FailureClass(
 )
 
 LIBTPU_MISMATCH = FailureClass(
-    id="libtpu_mismatch", title="libtpu / jaxlib / PJRT plugin incompatible or missing", phase="start",
+    id="libtpu_mismatch", fixed_in_workload=True, title="libtpu / jaxlib / PJRT plugin incompatible or missing", phase="start",
     component="libtpu / PJRT plugin",
     patterns=(
         Pattern(r"Failed to open libtpu\.so|libtpu\.so: cannot open shared object file", 0.95, ("container",), entities=_PCI,
@@ -150,7 +150,7 @@ _SIDECAR = (SIDECAR_CONTAINER,)
 _PCN = ("Pod", "Container", "Node")
 
 COLOCATED_PYTHON_FAILURE = FailureClass(
-    id="colocated_python_failure", title="The colocated Python sidecar fails", phase="start/run",
+    id="colocated_python_failure", fixed_in_workload=True, title="The colocated Python sidecar fails", phase="start/run",
     component="colocated-python-sidecar",
     patterns=(
         # filled from the format string in validators.py (the stored copy is newer than any pinned one, so main)
@@ -200,7 +200,7 @@ COLOCATED_PYTHON_FAILURE = FailureClass(
 )
 
 PROXY_UNREACHABLE = FailureClass(
-    id="proxy_unreachable", title="The client cannot reach the IFRT proxy", phase="connect",
+    id="proxy_unreachable", fixed_in_workload=True, title="The client cannot reach the IFRT proxy", phase="connect",
     component="JAX client -> pathways-proxy",
     patterns=(
         # The client's first tries, before it gives up: the address it dialled and what the network answered.

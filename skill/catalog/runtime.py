@@ -20,7 +20,7 @@ def _not_bad_chips(c: RuleContext) -> bool:
 
 
 HBM_OOM = FailureClass(
-    id="hbm_oom", title="TPU HBM (or VMEM) exhausted", phase="compile/run", component="XLA:TPU / TPU runtime memory",
+    id="hbm_oom", fixed_in_workload=True, title="TPU HBM (or VMEM) exhausted", phase="compile/run", component="XLA:TPU / TPU runtime memory",
     patterns=(
         Pattern(r"Ran out of memory in memory space (?P<space>hbm|vmem)", 0.97, entities=_PC,
                 origin="recording:hbm-oom-compile",
@@ -72,7 +72,7 @@ HBM_OOM = FailureClass(
 )
 
 HOST_OOM = FailureClass(
-    id="host_oom", title="A container or process was killed for host RAM", phase="run",
+    id="host_oom", fixed_in_workload=True, title="A container or process was killed for host RAM", phase="run",
     component="host memory (container limit or node)",
     patterns=(
         # The container status's reason (rendered from the Pod object as "terminated: reason=OOMKilled exitCode=137").
@@ -115,7 +115,7 @@ HOST_OOM = FailureClass(
 )
 
 XLA_COMPILE_ERROR = FailureClass(
-    id="xla_compile_error", title="XLA or Mosaic compilation failed (not memory)", phase="compile",
+    id="xla_compile_error", fixed_in_workload=True, title="XLA or Mosaic compilation failed (not memory)", phase="compile",
     component="XLA / Mosaic (Pallas) compiler",
     patterns=(
         Pattern(r"Mosaic failed to compile TPU kernel", 0.95, entities=_PC, origin="https://github.com/openxla/xla/blob/27585e2606e334c5233784e6f105d2d3892f208f/docs/errors/error_2xxx.md",
@@ -161,7 +161,7 @@ XLA_COMPILE_ERROR = FailureClass(
 )
 
 USER_CODE_ERROR = FailureClass(
-    id="user_code_error", title="The user's program raised", phase="run", component="user JAX program (client container)",
+    id="user_code_error", fixed_in_workload=True, title="The user's program raised", phase="run", component="user JAX program (client container)",
     patterns=(
         Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.7, user_only=True, entities=_PC,
                 check=_plain_exception, origin="recording:dot-general-shape",
@@ -202,7 +202,7 @@ USER_CODE_ERROR = FailureClass(
 )
 
 MEGASCALE_HANG = FailureClass(
-    id="megascale_hang", title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
+    id="megascale_hang", fixed_in_workload=True, title="Multi-slice (DCN/MegaScale) hang or barrier timeout", phase="run",
     component="MegaScale / DCN collectives",
     patterns=(
         Pattern(r"Megascale detects a hang that is likely caused by inconsistent TPU programs", 0.95, entities=_PJ,
@@ -236,7 +236,7 @@ MEGASCALE_HANG = FailureClass(
 )
 
 TPU_DEVICE_BUSY = FailureClass(
-    id="tpu_device_busy", title="The TPU device is held by another process", phase="start",
+    id="tpu_device_busy", fixed_in_workload=True, title="The TPU device is held by another process", phase="start",
     component="TPU device on the host (/dev/vfio, /dev/accel)",
     patterns=(
         Pattern(r"/dev/vfio/\d+\S*:? (?:Device or resource busy|.{0,40}busy)", 0.95,
@@ -265,7 +265,7 @@ TPU_DEVICE_BUSY = FailureClass(
 )
 
 TPU_INIT_FAILURE = FailureClass(
-    id="tpu_init_failure", title="TPU runtime initialisation failed", phase="start", component="libtpu start-up on a host",
+    id="tpu_init_failure", fixed_in_workload=True, title="TPU runtime initialisation failed", phase="start", component="libtpu start-up on a host",
     patterns=(
         Pattern(r"TPU initialization failed", 0.85, origin="https://github.com/google/gvisor/issues/11545",
                 example="RuntimeError: Unable to initialize backend 'tpu': UNKNOWN: TPU initialization failed: open(/dev/vfio/1): "

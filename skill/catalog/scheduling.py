@@ -55,7 +55,7 @@ def _names_no_invalid_field(c: RuleContext) -> bool:
 
 
 JOBSET_REJECTED = FailureClass(
-    id="jobset_rejected", title="JobSet or child Jobs refused at creation", phase="submit",
+    id="jobset_rejected", fixed_in_workload=True, title="JobSet or child Jobs refused at creation", phase="submit",
     component="JobSet controller / webhook",
     patterns=(
         Pattern(r"no endpoints available for service \"jobset-webhook-service\"", 0.95, ("event", "object", "container"),
@@ -320,7 +320,7 @@ TPU_QUOTA_EXCEEDED = FailureClass(
 )
 
 NODE_SELECTOR_MISMATCH = FailureClass(
-    id="node_selector_mismatch", title="Selectors or placement match no node", phase="scheduling",
+    id="node_selector_mismatch", fixed_in_workload=True, title="Selectors or placement match no node", phase="scheduling",
     component="pod spec (nodeSelector / affinity / exclusive placement)",
     patterns=(
         Pattern(r"didn't match Pod's node affinity/selector", 0.95, _EVENT, entities=("Pod",), transient=True,

@@ -20,7 +20,7 @@ def _not_throttled(c: RuleContext) -> bool:
 
 
 GCS_SCRATCH_MISCONFIGURED = FailureClass(
-    id="gcs_scratch_misconfigured", title="The Pathways GCS scratch location is unusable", phase="start",
+    id="gcs_scratch_misconfigured", fixed_in_workload=True, title="The Pathways GCS scratch location is unusable", phase="start",
     component="pathways-rm / pathways-worker --gcs_scratch_location",
     patterns=(
         Pattern(r"The specified bucket does not exist", 0.9, ("container",), entities=_B, needs="the_scratch_bucket",
@@ -53,7 +53,7 @@ GCS_SCRATCH_MISCONFIGURED = FailureClass(
 )
 
 GCS_PERMISSION_DENIED = FailureClass(
-    id="gcs_permission_denied", title="An identity lacks access to a bucket", phase="start/run",
+    id="gcs_permission_denied", fixed_in_workload=True, title="An identity lacks access to a bucket", phase="start/run",
     component="IAM on Cloud Storage (node service account or Workload Identity)",
     patterns=(
         Pattern(r"does not have storage\.[a-zA-Z]+\.[a-zA-Z]+ access", 0.95, ("container",), entities=_B + ("ServiceAccount",),
@@ -122,7 +122,7 @@ GCS_PERMISSION_DENIED = FailureClass(
 )
 
 CHECKPOINT_FAILURE = FailureClass(
-    id="checkpoint_failure", title="Orbax checkpoint save or restore failed", phase="run",
+    id="checkpoint_failure", fixed_in_workload=True, title="Orbax checkpoint save or restore failed", phase="run",
     component="Orbax / TensorStore in the client",
     patterns=(
         Pattern(r"(?i)(?:orbax|tensorstore).{0,200}(?:NOT_FOUND|not found|No such file|FileNotFoundError|does not exist)", 0.85,
@@ -201,7 +201,7 @@ CHECKPOINT_FAILURE = FailureClass(
 )
 
 COMPILATION_CACHE_FAILURE = FailureClass(
-    id="compilation_cache_failure", title="The persistent compilation cache failed", phase="run",
+    id="compilation_cache_failure", fixed_in_workload=True, title="The persistent compilation cache failed", phase="run",
     component="JAX/XLA persistent compilation cache",
     patterns=(
         # No public source found (issue 28): the Pathways server's own cache lines are not public; case-030 rests on it.

@@ -181,6 +181,9 @@ class FailureClass:
     # worker at once: cite them all) or "node" (a VM that went away: name the pods that ran on it).
     scope: str = "host"
     names_jobset: bool = False  # the cause is in the program or the JobSet's spec: the JobSet is an entity
+    # The fix is a change to the workload's own code, spec, image or settings (not capacity, hardware or the platform):
+    # a fix then also says what the failing lines name (skill.telling.named), the program, shape, flag or path to change.
+    fixed_in_workload: bool = False
     names_images: bool = False  # the cause is a version skew between images: each named container's image is an entity
     bucket_from_scratch: bool = False  # an error line without a bucket means the Pathways scratch location's
     status_when_root: str = ""  # the status this class implies as the root cause, when nothing exited or restarted

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from .classify import Verdict, classify
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
-from ..understanding.facts import FactReader, fact_signals, workload_roles
+from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
 from ..understanding.model import Workload
 from ..reading.objects import jobset_records, node_records, pod_records
-from ..understanding.queries import Scope, node_queries, presence_queries, workload_queries
+from ..understanding.queries import Scope, context_queries, node_queries, presence_queries, workload_queries
 from ..reading.records import Record, parse_ts, record_from_entry, record_from_event
 from ..understanding.signals import Matcher, Signal
 from ..reading.sources.base import LogQuery, Source, SourceStats
@@ -59,6 +59,7 @@ class Analysis:
     seconds: float
     digest: Digest | None = None  # every record taken, grouped into templates (skill.understanding.digest), when asked for
     queries: tuple[LogQuery, ...] = ()  # the Logging filters the run read, in order (what live sends, replay evaluates)
+    context: tuple[Record, ...] = ()  # what the root cause's containers printed right after its lines, by time
 
 
 def jobsets_in(objects: Iterable[dict]) -> set[str]:
@@ -218,6 +219,29 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     model.now = now_ns or source.stats.last_ts or scope.end_ns
     model.finish()
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
+    model.settings = path_settings(mine)
     verdict = classify(model, col.causes, col.symptoms)
+    q4 = context_queries(scope, _continued(verdict))
+    context = _context(source.read(q4)) if q4 else ()
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
-                    time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3))
+                    time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4), context)
+
+
+def _continued(verdict: Verdict) -> list[tuple[str, str, int]]:
+    """The root cause's container lines whose continuation is worth reading: one per container stream, first first."""
+    out: dict[tuple[str, str], int] = {}
+    for s in sorted(verdict.root.strong_signals, key=lambda s: s.ts):
+        r = s.record
+        if r.source == "container" and r.pod and r.container:
+            out.setdefault((r.pod, r.container), r.ts)
+    return [(pod, container, ts) for (pod, container), ts in out.items()]
+
+
+def _context(pairs: Iterable[tuple[LogQuery, dict]]) -> tuple[Record, ...]:
+    recs = []
+    for _q, entry in pairs:
+        try:
+            recs.append(record_from_entry(entry))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            continue  # context only: an entry that is no LogEntry was counted by the phases that matter
+    return tuple(sorted(recs, key=lambda r: (r.ts, r.id)))

@@ -9,12 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..catalog import BY_ID, HEALTHY
-from ..catalog.types import PATHWAYS_CONTAINERS
+from ..catalog.types import PATHWAYS_CONTAINERS, Pattern
 from ..judging.classify import Hypo, Verdict
 from ..understanding.facts import EXCEPTION, FRAME_ID
 from ..understanding.model import Workload
 from ..reading.names import is_head_pod, worker_ordinal
 from ..understanding.signals import Signal
+from ..reading.records import Record
+from .named import named
 
 MAX_ROOT_EVIDENCE = 6
 SAME_MOMENT_NS = 5 * 1_000_000_000
@@ -173,6 +175,7 @@ class Context:
     model: Workload
     verdict: Verdict
     cited: list[str]
+    context: tuple[Record, ...] = ()  # what the root cause's containers printed right after its lines (engine phase four)
 
     @property
     def root(self) -> Hypo:
@@ -196,6 +199,19 @@ def _absorbed(c: Context) -> list[Signal]:
     return [h.strong_signals[0] for h in c.verdict.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
 
 
+# What the root cause's own lines go on to say: a continuation line is cited as a supporting line of the root class.
+CONTINUATION = Pattern(r"", 0.0, support=True, id="continuation", note="the rest of a multi-line error")
+MAX_NAMED = 2
+
+
+def _named_lines(c: Context) -> list[Signal]:
+    out = []
+    for r in c.context:
+        if r.id not in c.cited and {"shape", "dtype", "op"} & set(named([r.text])):
+            out.append(Signal("cause", c.verdict.failure_class, CONTINUATION, r, {}))
+    return out[:MAX_NAMED]
+
+
 def _healthy(c: Context) -> list[Signal]:
     if c.verdict.failure_class != HEALTHY:
         return []
@@ -213,6 +229,9 @@ RULES: tuple[Rule, ...] = (
          lambda c: _raised(c.root, c.cited)),
     Rule("raising frame", "the traceback frame that names the component an error was raised from",
          lambda c: _frames_of(c.root, c.cited)),
+    Rule("what it names", "the lines a root-cause line continues with (its container printed them within a second "
+         f"after it) that name a shape, a dtype or an op: a memory report's largest buffer, the two types a TypeError "
+         f"compares; at most {MAX_NAMED}", _named_lines),
     Rule("supporting facts", "the root class's supporting lines: object facts, lines near it in time, the quiet early "
          "warning on the same host", lambda c: _support(c.root)),
     Rule("what the recovery was to survive", "a failed recovery (hot swap, elastic): the interruption it absorbed",
@@ -223,12 +242,12 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def cite(model: Workload, verdict: Verdict) -> list[tuple[str, Signal]]:
+def cite(model: Workload, verdict: Verdict, context: tuple[Record, ...] = ()) -> list[tuple[str, Signal]]:
     """(rule name, signal) for every line the diagnosis cites as evidence, in order, each id once."""
     out: list[tuple[str, Signal]] = []
     cited: list[str] = []
     for rule in RULES:
-        for s in rule.pick(Context(model, verdict, list(cited))):
+        for s in rule.pick(Context(model, verdict, list(cited), context)):
             if s.record.id not in cited:
                 cited.append(s.record.id)
                 out.append((rule.name, s))

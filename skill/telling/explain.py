@@ -23,6 +23,7 @@ from ..judging.next_checks import next_checks
 from ..judging.sufficiency import sufficiency
 from ..understanding.model import Workload
 from ..reading.query import quote
+from .named import named, sentence
 from ..reading.names import HEAD_JOB, SERVICE_ACCOUNT, bucket_in, gke_vm_prefix, node_group_prefix, service_account_in
 from ..reading.records import Record, format_ns, rm_address
 from ..redact import redact
@@ -354,7 +355,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
     ents = entities(m, v.root, v.symptoms, triggers)
     ctx = context(m, v.root, ents, v.symptoms)
-    evidence = {s.record.id: _evidence_item(s.record, m.project) for _rule, s in cite(m, v)}
+    cited = [s.record for _rule, s in cite(m, v, a.context)]
+    evidence = {r.id: _evidence_item(r, m.project) for r in cited}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
@@ -367,6 +369,10 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
                   for h in v.ranked]
     fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk)
              for f in cls.fixes if f.applies(matched)]
+    texts = [r.text for r in cited] + [r.text for r in a.context]
+    if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
+        at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
+        fixes.insert(at, Fix(summary=pointer, command=None, risk="low"))
     stats = a.stats
     return Diagnosis(
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,

@@ -130,6 +130,23 @@ def workload_roles(objects: Iterable[dict]) -> Roles:
     return Roles(sorted(found.items(), key=lambda kv: -len(kv[0])))
 
 
+def path_settings(objects: Iterable[dict]) -> dict[str, str]:
+    """Each path or gs:// URL the JobSet's and pods' containers set, with the env variable or flag that sets it
+    ('/var/cache/jax' -> 'JAX_COMPILATION_CACHE_DIR'), so a fix can name the setting to change, not only the path."""
+    found: dict[str, str] = {}
+    for obj in objects:
+        for c in _containers(obj):
+            for env in c.get("env") or []:
+                if isinstance(env, dict) and str(env.get("value", "")).startswith(("gs://", "/")):
+                    found.setdefault(str(env["value"]).rstrip("/"), str(env.get("name", "")))
+            words = [str(w) for w in (c.get("command") or []) + (c.get("args") or []) if isinstance(w, (str, int))]
+            for w in words:
+                for m in _SETTING.finditer(w):
+                    if w.lstrip().startswith("-") or "=" in w:
+                        found.setdefault(m.group(2).rstrip("/"), ("--" if w.lstrip().startswith("-") else "") + m.group(1))
+    return {k: v for k, v in found.items() if k and v}
+
+
 def _containers(obj: dict) -> list[dict]:
     """Container specs of a Pod, or of every pod template of a JobSet."""
     if obj.get("kind") == "Pod":

@@ -91,6 +91,7 @@ class Workload:
     first_ts: int = 0
     now: int = 0
     spot_roles: dict[str, bool] = field(default_factory=dict)  # role -> its Pod objects ask for Spot capacity
+    settings: dict[str, str] = field(default_factory=dict)  # a path or gs:// URL in the spec -> the env var or flag setting it
     spot_nodes: dict[str, bool] = field(default_factory=dict)  # node -> its Node object is labelled Spot
     sources_seen: set[str] = field(default_factory=set)
     logs_seen: set[str] = field(default_factory=set)

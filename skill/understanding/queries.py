@@ -195,3 +195,21 @@ def presence_queries(scope: Scope, nodes: list[str], logs_seen: set[str]) -> lis
         queries.append(LogQuery("serial-present", f'log_id("{SERIAL_LOG}") {_window(scope)} '
                                                   f'labels."compute.googleapis.com/resource_name"=({names})', "desc", 1))
     return queries
+
+
+CONTEXT_NS = 1_000_000_000  # what a container printed within this long after a line is that line's continuation
+CONTEXT_CAP = 200
+CONTEXT_LINES = 3  # root-cause lines whose continuation is read
+
+
+def context_queries(scope: Scope, lines: list[tuple[str, str, int]]) -> list[LogQuery]:
+    """Phase four: what the root cause's containers printed right after its lines, (pod, container, ts) each: the
+    rest of a multi-line error (a memory report, the two types a TypeError compares), which no signature selects."""
+    if not lines:
+        return []
+    windows = " OR ".join(
+        f"(resource.labels.pod_name={quote(pod)} resource.labels.container_name={quote(container)} "
+        f"timestamp>={quote(format_ns(ts))} timestamp<={quote(format_ns(ts + CONTEXT_NS))})"
+        for pod, container, ts in lines[:CONTEXT_LINES])
+    return [LogQuery("context", f'resource.type="k8s_container" {_cluster(scope)} ({windows})', "asc", CONTEXT_CAP)]
+
