@@ -5,7 +5,7 @@
 # (the glog files libtpu wrote under /tmp/tpu_logs during this group). Ends within 9 minutes whatever hangs.
 set -u
 GROUP="${1:-}"
-case "$GROUP" in A|B|C|B19|B20) ;; *) echo "usage: run.sh A|B|C|B19|B20" >&2; exit 2 ;; esac
+case "$GROUP" in A|B|C|B19|B20|B22) ;; *) echo "usage: run.sh A|B|C|B19|B20|B22" >&2; exit 2 ;; esac
 START=$(date +%s)
 DEADLINE=$((START + 505))          # the last scenario ends by then; tar and summary follow (< 9 min in all)
 OUT="${OUT:-/tmp/rec-out}"
