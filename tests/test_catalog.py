@@ -212,10 +212,10 @@ def test_lifecycle_lookalike_does_not_fire(text, source, container, not_expected
 
 def test_a_failed_recovery_outranks_the_interruption_it_absorbs():
     from skill.catalog import BY_ID
-    from skill.judging.classify import Hypo, _explains
+    from skill.judging.ranking import Hypo, explains
 
     spot, elastic = Hypo("spot_preemption", 0.97, first_ts=10), Hypo("elastic_recovery_exhausted", 0.95, first_ts=900)
-    assert _explains(elastic, spot) and not _explains(spot, elastic)
+    assert explains(elastic, spot) and not explains(spot, elastic)
     assert set(BY_ID["elastic_recovery_exhausted"].absorbs) <= set(BY_ID)
 
 

@@ -28,7 +28,7 @@ class RuleContext:
     symptoms: Sequence[Any] = ()
     cls: FailureClass | None = None
     absence: Absence | None = None
-    hypo: Any = None  # skill.judging.classify.Hypo, for a refinement
+    hypo: Any = None  # skill.judging.ranking.Hypo, for a refinement
 
 
 @dataclass(frozen=True)
