@@ -10,7 +10,10 @@ import pytest
 from skill.catalog import BY_ID, CLASSES
 from skill.judging.classify import ABSENCE_CHECKS, Hypo, absence_context, classify, needs_context
 from skill.judging.engine import Collector, RunStats
-from skill.telling.explain import _ENV, _finished, data_gaps, entities
+from skill.telling.entities import entities
+from skill.telling.explain import _ENV
+from skill.telling.gaps import data_gaps
+from skill.telling.values import _finished
 from skill.understanding.model import Workload
 from skill.reading.objects import pod_records
 from skill.understanding.queries import Scope, workload_queries
