@@ -17,7 +17,7 @@ from skill.telling.values import _finished
 from skill.understanding.model import Workload
 from skill.reading.objects import pod_records
 from skill.understanding.queries import Scope, workload_queries
-from skill.reading.query import matches
+from skill.reading.evaluate import matches
 from skill.reading.records import Record, record_from_entry
 from skill.understanding.signals import Matcher
 from skill.reading.sources.base import SourceStats

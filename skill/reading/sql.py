@@ -22,7 +22,8 @@ from urllib.parse import unquote
 
 from sqlglot import exp
 
-from .query import SEVERITY, And, Call, Compare, Node, Not, Or, _regex, parse, parse_timestamp_ns
+from .query import SEVERITY, And, Call, Compare, Node, Not, Or, compile_regex, parse
+from .evaluate import parse_timestamp_ns
 
 __all__ = ["ALL_LOGS", "DUCKDB", "Target", "Uncompilable", "compile_sql", "to_sql"]
 
@@ -155,7 +156,7 @@ def _leaf(c: Compare, target: Target) -> _Leaf | None:
     if op in ("=~", "!~"):
         missing = FALSE
         if c.path == ("severity",):  # a LogEntry without severity has DEFAULT, and the regex is tested on that
-            hit = _regex(text).search("DEFAULT") is not None
+            hit = compile_regex(text).search("DEFAULT") is not None
             missing = TRUE if hit == (op == "=~") else FALSE
         return _Leaf(lambda s: _rx(s, text) if op == "=~" else exp.Not(this=_rx(s, text)), missing=missing)
     rel = _REL[op]
