@@ -131,9 +131,10 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
 
 
 def _score(sigs: list[Signal]) -> float:
+    """Each signature's strongest match, combined: a signature read many times (or two ways) is one piece of evidence."""
     best: dict[str, float] = {}
     for s in sigs:
-        best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
+        best[s.pattern.sid] = max(best.get(s.pattern.sid, 0.0), s.weight)
     return combine(list(best.values()))
 
 
