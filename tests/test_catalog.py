@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from skill.catalog import CLASSES
+from skill.catalog import BY_ID, CLASSES
 from skill.reading.records import Record
 from skill.understanding.signals import Matcher
 
@@ -212,10 +212,10 @@ def test_lifecycle_lookalike_does_not_fire(text, source, container, not_expected
 
 def test_a_failed_recovery_outranks_the_interruption_it_absorbs():
     from skill.catalog import BY_ID
-    from skill.judging.classify import Hypo, _explains
+    from skill.judging.ranking import Hypo, explains
 
     spot, elastic = Hypo("spot_preemption", 0.97, first_ts=10), Hypo("elastic_recovery_exhausted", 0.95, first_ts=900)
-    assert _explains(elastic, spot) and not _explains(spot, elastic)
+    assert explains(elastic, spot) and not explains(spot, elastic)
     assert set(BY_ID["elastic_recovery_exhausted"].absorbs) <= set(BY_ID)
 
 
@@ -443,3 +443,22 @@ def test_a_signature_read_two_ways_gives_one_signal_per_regex(text, source, cls,
     assert hits and len(regexes) == len(set(regexes))
     ids = {s.pattern.id for s in hits}
     assert want in ids if want else not ids & {"throttled", "field_invalid"}
+
+
+def test_signature_ids_are_stable_and_unique():
+    """Every signature is known by one id (its owner and its wording's digest), never by its regex: two signatures
+    never share an id, and the readings of one wording under one owner (complementary checks) share theirs."""
+    from skill.catalog import MILESTONES, SYMPTOMS
+    from skill.catalog.types import Pattern, signature_id
+
+    assert signature_id("tpu_hardware_failure", "abc") == "tpu_hardware_failure/a9993e3647"  # sha1("abc"), stable
+    assert Pattern("abc").sid == "a9993e3647"  # a loose pattern (a test's) has its wording's alone
+    owned = ([(c.id, p.regex, p.sid) for c in CLASSES for p in c.patterns]
+             + [(s.id, p.regex, p.sid) for s in SYMPTOMS for p in s.patterns]
+             + [(m.id, m.pattern.regex, m.pattern.sid) for m in MILESTONES]
+             + [(c.id, w, signature_id(c.id, w)) for c in CLASSES for r in c.facts for w in (r.key, r.key + " (frame)")])
+    assert all(sid == signature_id(owner, wording) for owner, wording, sid in owned)
+    signatures = {(owner, wording) for owner, wording, _ in owned}
+    assert len({sid for _, _, sid in owned}) == len(signatures)
+    split = [p for p in BY_ID["jobset_rejected"].patterns if p.id == "field_invalid"][0]
+    assert [p for p in BY_ID["jobset_rejected"].patterns if p.sid == split.sid and p is not split]  # one wording, two readings

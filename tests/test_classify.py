@@ -10,11 +10,14 @@ import pytest
 from skill.catalog import BY_ID, CLASSES
 from skill.judging.classify import ABSENCE_CHECKS, Hypo, absence_context, classify, needs_context
 from skill.judging.engine import Collector, RunStats
-from skill.telling.explain import _ENV, _finished, data_gaps, entities
+from skill.telling.entities import entities
+from skill.telling.explain import _ENV
+from skill.telling.gaps import data_gaps
+from skill.telling.values import _finished
 from skill.understanding.model import Workload
 from skill.reading.objects import pod_records
 from skill.understanding.queries import Scope, workload_queries
-from skill.reading.query import matches
+from skill.reading.evaluate import matches
 from skill.reading.records import Record, record_from_entry
 from skill.understanding.signals import Matcher
 from skill.reading.sources.base import SourceStats
@@ -581,7 +584,7 @@ def test_a_warning_is_not_outranked_by_an_error_in_another_container():
 
 
 def test_what_counts_as_the_programs_own_warning():
-    from skill.judging.classify import _warning
+    from skill.judging.ranking import warning as _warning
     for text in ("W1205 10:00:00.000000 1 x.cc:1] slow", "WARNING:absl:cache miss",
                  "/x/compiler.py:782: UserWarning: Error reading persistent compilation cache entry"):
         assert _warning(SimpleNamespace(record=line(T0, text, container="jax-tpu"))), text

@@ -113,7 +113,7 @@ def test_structured_logs_carry_their_exception_beside_the_message():
 
 
 def test_the_signatures_query_reads_structured_logs_too():
-    from skill.reading.query import compile_filter
+    from skill.reading.evaluate import compile_filter
     from skill.understanding.queries import Scope, workload_queries
     q = next(q for q in workload_queries(Scope("js", 0, 10**19)) if q.name == "signatures")
     pred = compile_filter(q.filter)

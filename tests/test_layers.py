@@ -39,7 +39,7 @@ def test_packaged_code_never_imports_tests():
 
 def test_import_walk_sees_relative_imports():
     # the walk above resolves `from ..x import y` inside a package, so a relative path into tests would be caught
-    assert "skill.reading.query" in _imports(ROOT / "skill/reading/sources/replay.py")
+    assert "skill.reading.evaluate" in _imports(ROOT / "skill/reading/sources/replay.py")
     assert "evals.fakes.kube_server" in _imports(ROOT / "evals/fakes/live_case.py")
 
 

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skill.reading.literals import required_literal, screened
-from skill.reading.query import _regex_bytes_test, _regex
+from skill.reading.query import compile_regex
+from skill.reading.evaluate import _regex_bytes_test
 
 QUICK = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 PIECES = list("abcKkSs\u017f \t:-#") + [
@@ -51,5 +52,5 @@ def test_a_line_without_the_literal_never_matches(pattern, texts):
                                        ("no steps", False), ("\u212aSTEP 9", True), ("", False)])
 def test_the_compiled_test_folds_case_as_re2_does(text, hit):
     pattern = r"(?i)\bstep\b[\s:=#]*\d+"
-    assert _regex_bytes_test(_regex(pattern), True)(text.encode()) is hit
+    assert _regex_bytes_test(compile_regex(pattern), True)(text.encode()) is hit
     assert (re2.search(pattern, text) is not None) is hit

@@ -335,7 +335,7 @@ def _link_parts(link: str) -> tuple[str, dict[str, str], str]:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnoses):
     """The link's query, run over the case's own export with the project's evaluator, finds the cited entry."""
-    from skill.reading.query import compile_filter
+    from skill.reading.evaluate import compile_filter
 
     d = diagnoses[case.name]
     entries = load_entries(case)

@@ -14,7 +14,7 @@ from evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery  # noqa: E4
 from evals.fakes.live_case import LiveCase  # noqa: E402
 from skill.diagnose_live import diagnose_log_analytics  # noqa: E402
 from skill.errors import InputError, SourceError  # noqa: E402
-from skill.reading.query import compile_filter  # noqa: E402
+from skill.reading.evaluate import compile_filter  # noqa: E402
 from skill.reading.sources.base import LogQuery  # noqa: E402
 from skill.reading.sources.log_analytics import LogAnalyticsSource, loosen  # noqa: E402
 from skill.reading.query import parse  # noqa: E402

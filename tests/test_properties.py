@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from skill.api import diagnose_replay
 from skill.catalog import CLASSES
 from skill.errors import FilterSyntaxError, PathwaysWorkloadError
-from skill.reading.query import compile_filter, parse
+from skill.reading.query import parse
+from skill.reading.evaluate import compile_filter
 from skill.understanding.queries import Scope, node_queries, workload_queries
 from skill.reading.records import format_ns, parse_ts, record_from_entry
 from skill.reading.sources.replay import ReplaySource

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skill.errors import FilterSyntaxError
-from skill.reading.query import And, Compare, Not, Or, compile_filter, matches, parse, parse_timestamp_ns, quote, regex_literal
+from skill.reading.query import And, Compare, Not, Or, parse, quote, regex_literal
+from skill.reading.evaluate import compile_filter, matches, parse_timestamp_ns
 
 JOBSET = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
 POD = {

@@ -9,7 +9,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.reading.query import compile_filter, quote, utc_spelled
+from skill.reading.query import quote
+from skill.reading.evaluate import compile_filter, utc_spelled
 from skill.reading.records import parse_ts, parse_utc
 from skill.reading.sources.base import LogQuery
 from skill.reading.sources.replay import ReplaySource

@@ -65,7 +65,7 @@ def test_live_footer_keeps_the_request_count():
 
 
 def test_excerpts_are_cut_at_a_word():
-    from skill.telling.explain import clip
+    from skill.telling.excerpt import clip
 
     assert clip("alpha beta gamma delta", 14) == "alpha beta…"
     assert clip("short", 14) == "short"

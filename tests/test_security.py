@@ -19,7 +19,8 @@ from mcp import Client
 from skill.ask import ask
 from skill.cli import main
 from skill.errors import InputError
-from skill.reading.query import Compare, compile_filter, parse
+from skill.reading.query import Compare, parse
+from skill.reading.evaluate import compile_filter
 from skill.understanding.queries import Scope, node_queries, workload_queries
 from tests.conftest import FIXTURES, ROOT
 from tests.fakes.anthropic_server import FakeAnthropic, answer_turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.reading.query import _regex
+from skill.reading.query import compile_regex
 from skill.reading.sources.spool import TextSpool, bulk_patterns
 
 PATTERNS = [r"(?m)^x", r"(?m)x$", r"(?m)^$", r"\bx\b", r"(?s)a.x", r"x+", r"(?i)X\s*1", r"é|a\nx", r"[^a]x",
@@ -30,6 +30,6 @@ def test_every_text_that_matches_alone_is_a_candidate(items, pattern, block, bat
         sp.extend(list(range(k, min(k + batch, len(encoded)))), encoded[k:k + batch])
     got = set(sp.candidates(pattern, block_size=block))  # small blocks: texts cut across reads, longer than a block
     sp.close()
-    rx = _regex(pattern)
+    rx = compile_regex(pattern)
     assert {i for i, t in enumerate(items) if rx.search(t)} <= got
     assert got <= set(range(len(items)))

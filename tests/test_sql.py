@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skill.reading.logtable import connect, load_entries, load_export, select
-from skill.reading.query import compile_filter, parse, quote
+from skill.reading.query import parse, quote
+from skill.reading.evaluate import compile_filter
 from skill.reading.records import format_ns
 from skill.reading.sql import ALL_LOGS, DUCKDB, Uncompilable, compile_sql, to_sql
 from tests.conftest import FIXTURES

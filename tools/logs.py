@@ -9,7 +9,8 @@ from pydantic import Field
 
 from skill.judging.engine import check_jobset, jobsets_in
 from skill.errors import InputError
-from skill.reading.query import compile_filter, quote
+from skill.reading.query import quote
+from skill.reading.evaluate import compile_filter
 from skill.reading.records import parse_ts, record_from_entry, record_from_event
 from skill.redact import redact
 from skill.reading.sources.replay import ReplaySource

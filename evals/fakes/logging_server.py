@@ -1,6 +1,6 @@
 """A loopback fake of the Cloud Logging v2 REST API: POST /v2/entries:list over fixture entries.
 
-Filters are evaluated by the project's own evaluator (skill.reading.query.compile_filter), so a wrong filter matches nothing, as
+Filters are evaluated by the project's own evaluator (skill.reading.evaluate.compile_filter), so a wrong filter matches nothing, as
 in production. Supports orderBy "timestamp asc|desc" (ties by insertId), pageSize (1..1000, default 50) and
 nextPageToken; keeps a request log; faults can be injected: an HTTP status, a connection reset, a slow page, a 400 for
 a page token, an empty page that only carries a token (a search still in progress), a 200 whose body is not JSON.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skill.errors import FilterSyntaxError
-from skill.reading.query import compile_filter
+from skill.reading.evaluate import compile_filter
 from skill.reading.records import parse_ts
 
 from .loopback import JSONHandler, LoopbackServer, Request

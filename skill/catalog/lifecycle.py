@@ -87,7 +87,7 @@ HOT_SWAP_FAILURE = FailureClass(
         # The scheduler's own words for a replacement pod that can neither use the lost node nor preempt a standby. Only
         # strong, not proof: the same words come for any replacement that finds no victim, hot swap configured or not.
         # "No preemption victims" alone is what any unplaceable replacement hears: strong, not proof, so it cannot outrank a
-        # proven interruption (classify.PROOF); the replacement's priority class forbidding preemption is specific.
+        # proven interruption (ranking.PROOF); the replacement's priority class forbidding preemption is specific.
         # rendered: FailedScheduling + the scheduler's summary, its preemption part "No preemption victims found for
         # incoming pod" from default_preemption.go (the filter part is the taint plugin's "node(s) had untolerated taint
         # {key: value}" for the lost node's node.kubernetes.io/unreachable taint)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..reading.names import is_head_pod
@@ -28,7 +29,16 @@ class RuleContext:
     symptoms: Sequence[Any] = ()
     cls: FailureClass | None = None
     absence: Absence | None = None
-    hypo: Any = None  # skill.judging.classify.Hypo, for a refinement
+    hypo: Any = None  # skill.judging.ranking.Hypo, for a refinement
+
+
+def signature_id(owner: str, wording: str) -> str:
+    """A signature's id: its owner (the class, symptom or milestone that holds it) and 10 hex digits of its wording.
+
+    Stable while the wording is, and unique (tests/test_catalog.py). Two readings of one wording under one owner (the
+    same regex with different checks) are one signature: scored once and cited as one, as they always were."""
+    digest = hashlib.sha1(wording.encode()).hexdigest()[:10]
+    return f"{owner}/{digest}" if owner else digest
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,13 @@ class Pattern:
     # "recording:<id>" (fixtures/recordings/<id>, real TPU output), or the URL of a public issue, document or source.
     origin: str = ""
     example: str = ""
+    # What the classifier and the citations know a signature by, never its regex: signature_id(owner, regex), stamped
+    # by the class, symptom or milestone that holds it; a loose pattern (a test's) has its wording's alone.
+    sid: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.sid:
+            object.__setattr__(self, "sid", signature_id("", self.regex))
 
     def applies_to(self, source: str, container: str | None, log: str, pod: str | None = None) -> bool:
         if source not in self.sources:
@@ -193,6 +210,9 @@ class FailureClass:
     explained_by_any: bool = False  # any candidate that comes first explains it (a generic error in the program)
     facts: tuple[FactRule, ...] = ()  # evidence read from structure (skill.understanding.facts), beside the signatures
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patterns", _owned(self.id, self.patterns))
+
 
 @dataclass(frozen=True)
 class Symptom:
@@ -206,6 +226,9 @@ class Symptom:
     # lifted into the entry's severity, a structured logger's level): the same fact, without the prefix.
     severities: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patterns", _owned(self.id, self.patterns))
+
 
 @dataclass(frozen=True)
 class Milestone:
@@ -214,3 +237,11 @@ class Milestone:
     id: str
     title: str
     pattern: Pattern
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pattern", _owned(self.id, (self.pattern,))[0])
+
+
+def _owned(owner: str, patterns: tuple[Pattern, ...]) -> tuple[Pattern, ...]:
+    """The patterns with the ids their owner gives them (signature_id)."""
+    return tuple(replace(p, sid=signature_id(owner, p.regex)) for p in patterns)

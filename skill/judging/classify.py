@@ -6,42 +6,24 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..catalog import ABSENCE_CLASSES, BY_ID, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
+from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from ..catalog.symptoms import FATAL_SEVERITIES
 from ..catalog.types import RuleContext
 from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS, Line, judge
 from ..understanding.model import Workload
-from ..reading.names import first_bucket, without_attempt_suffix
+from ..reading.names import first_bucket
 from ..reading.records import rm_address
 from ..understanding.status import STUCK_PENDING_NS, Run, decide
 from ..understanding.signals import Signal
+from .ranking import CANDIDATE, STRONG, Hypo, combine, current_attempt, explained, explains, warned_and_went_on
 
 NS = 1_000_000_000
-CANDIDATE = 0.5  # a class needs this much evidence to be a candidate
-STRONG = 0.8  # a candidate this strong is a root cause before weaker ones, whatever their time
-PROOF = 0.9  # a candidate this strong is proven: a failed recovery outranks it only with proof of its own
 # A program is still running when its last activity is within the progress-stopped check's wait of the end.
 STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 RECOVERED_NS = 15 * 60 * NS  # this long of steady activity after a fault's last line, up to the end, means it resolved
 RECOVERED_LINES = 5
-
-
-@dataclass
-class Hypo:
-    failure_class: str
-    score: float
-    signals: list[Signal] = field(default_factory=list)
-    first_ts: int = 0
-    detail: str = ""
-    located: list[Signal] = field(default_factory=list)  # the lines that locate the cause, when not the first strong ones
-    entity_kinds: tuple[str, ...] = ()  # what those lines implicate, when not what their patterns say
-
-    @property
-    def strong_signals(self) -> list[Signal]:
-        strong = [s for s in self.signals if s.weight >= CANDIDATE]
-        return sorted(strong or self.signals, key=lambda s: (s.ts, -s.weight))
 
 
 @dataclass
@@ -64,14 +46,6 @@ class Observation:
     score: float
     signals: list[Signal]
     why: str  # why it is not the cause (skill.judging.impact's row)
-
-
-def combine(weights: list[float]) -> float:
-    """Independent pieces of evidence: 1 - prod(1 - w), capped below certainty."""
-    miss = 1.0
-    for w in weights:
-        miss *= 1.0 - w
-    return min(0.99, 1.0 - miss)
 
 
 # Facts a pattern may need (Pattern.needs): False drops the match; unknown (None) keeps it.
@@ -157,9 +131,10 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
 
 
 def _score(sigs: list[Signal]) -> float:
+    """Each signature's strongest match, combined: a signature read many times (or two ways) is one piece of evidence."""
     best: dict[str, float] = {}
     for s in sigs:
-        best[s.pattern.regex] = max(best.get(s.pattern.regex, 0.0), s.weight)
+        best[s.pattern.sid] = max(best.get(s.pattern.sid, 0.0), s.weight)
     return combine(list(best.values()))
 
 
@@ -309,45 +284,6 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
     return not any(h.first_ts - CAUSE_LEAD_NS <= s.ts <= last + CAUSE_LEAD_NS for s in failures)
 
 
-def _absorbs(recovery: Hypo, interruption: Hypo) -> bool:
-    """A failed recovery outranks the interruption it was meant to survive when its own evidence is strong and, if the
-    interruption is proven, proven too: a merely strong sign of a failed recovery does not outrank a proven cause."""
-    return (recovery.score >= STRONG and (recovery.score >= PROOF or interruption.score < PROOF)
-            and interruption.first_ts <= recovery.first_ts + CAUSE_LEAD_NS)
-
-
-def _explains(a: Hypo, b: Hypo) -> bool:
-    cls = BY_ID[a.failure_class]
-    if b.failure_class in cls.absorbs and _absorbs(a, b):
-        return True  # a recovery that failed outranks the interruption it was meant to survive
-    if a.failure_class in BY_ID[b.failure_class].absorbs and _absorbs(b, a):
-        return False
-    if b.failure_class in cls.explains_earlier and a.score >= STRONG:
-        return True
-    if b.failure_class not in cls.explains and not BY_ID[b.failure_class].explained_by_any:
-        return False
-    if b.failure_class in ABSENCE_CLASSES:
-        return True
-    if _elsewhere(a, b):
-        return False  # a fault on one host does not explain another host's own fault (a busy device here, init there)
-    return a.first_ts <= b.first_ts + CAUSE_LEAD_NS
-
-
-
-
-def _places(h: Hypo) -> set[str]:
-    """Where a host-level candidate's strong lines were logged: nodes, or pods without the per-attempt suffix."""
-    return {s.record.node or without_attempt_suffix(s.record.pod or "") for s in h.strong_signals
-            if s.weight >= CANDIDATE and (s.record.node or s.record.pod)}
-
-
-def _elsewhere(a: Hypo, b: Hypo) -> bool:
-    if BY_ID[a.failure_class].scope == "spread" or BY_ID[b.failure_class].scope == "spread":
-        return False
-    pa, pb = _places(a), _places(b)
-    return bool(pa and pb) and not (pa & pb)
-
-
 def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
     """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
     (skill.understanding.status holds the table). `act`: activity(model), when the caller has it."""
@@ -375,7 +311,7 @@ def thresholds() -> list[tuple[str, str]]:
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
-    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and _is_failure(s)
+    failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     act = activity(model)
     at_end = running_at_end(model, act, {s.target for s in symptoms})
@@ -407,10 +343,10 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
         failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
     # A warning the program went on past explains nothing that came after it, and ranks after what it failed of.
-    gone_past = _warned_and_went_on(cands)
-    roots = [h for h in cands if not any(o is not h and o not in gone_past and _explains(o, h) for o in cands)]
+    gone_past = warned_and_went_on(cands)
+    roots = [h for h in cands if not any(o is not h and o not in gone_past and explains(o, h) for o in cands)]
     roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
-    roots = _current_attempt(roots, symptoms, notes)
+    roots = current_attempt(roots, symptoms, notes)
     if gone_past:
         roots = [h for h in roots if h not in gone_past] + [h for h in roots if h in gone_past]
         notes.append("only warned about, and the same program went on to fail of something else: "
@@ -435,7 +371,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         confidence = root.score
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
     demoted = resolved + [h for h in gone_past if h is not root]
-    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or _explained(h, cands) else 1.0), 3), h.signals,
+    ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
     status = status_of(model, symptoms, root.failure_class, act)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)
@@ -459,54 +395,3 @@ def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
     trail = [s for s in errors if s.record.pod == f.record.pod and s.record.text.startswith("PC: @")
              and 0 <= s.ts - f.ts <= 2 * NS][:1]
     return lead[-3:] + [f] + trail
-
-
-def _current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str]) -> list[Hypo]:
-    """The JobSet restarted after the first root's last line and a strong cause of another class holds the new attempt:
-    the restart was the recovery the failure policy is for, and what keeps the run down now is the later cause."""
-    if len(roots) < 2:
-        return roots
-    restarts = sorted(s.ts for s in symptoms if s.target == "jobset_restarting")
-    first = roots[0]
-    last_line = max((s.ts for s in first.signals if s.weight >= CANDIDATE), default=first.first_ts)
-    after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t]
-    if not after:
-        return roots
-    now = min(after, key=lambda r: r.first_ts)
-    notes.append(f"{first.failure_class} ended an earlier attempt and the JobSet restarted; {now.failure_class} holds "
-                 "the attempt after it")
-    return [now] + [r for r in roots if r is not now]
-
-
-# A line in the form of the program's own warning (a Python warning, a glog W line, absl's WARNING): the program says
-# it handled what it reports (JAX recompiles after a cache read error, a deprecation) and goes on.
-WARNING_LINE = re.compile(r"^(?:W\d{4} |WARNING[: ]|\S*\.py:\d+: \w*Warning: |\w*Warning: )")
-
-
-def _warning(s: Signal) -> bool:
-    return s.record.source == "container" and bool(WARNING_LINE.match(s.record.text))
-
-
-def _warned_and_went_on(cands: list[Hypo]) -> list[Hypo]:
-    """Candidates whose every strong line is the program's own warning, where the same container later failed with a
-    non-warning line of another candidate: the program went on past the warning (it did not stop
-    there), so what it failed of is the cause and the warning is the survived look-alike."""
-    out = []
-    for h in cands:
-        warned = [s for s in h.signals if s.weight >= CANDIDATE]
-        if not warned or not all(_warning(s) for s in warned):
-            continue
-        errors = [s for o in cands if o is not h for s in o.signals
-                  if s.weight >= CANDIDATE and not _warning(s)]
-        if all(any(e.record.pod == w.record.pod and e.record.container == w.record.container and e.ts > w.ts
-                   for e in errors) for w in warned):
-            out.append(h)
-    return out
-
-
-def _explained(h: Hypo, cands: list[Hypo]) -> bool:
-    return any(o is not h and _explains(o, h) for o in cands)
-
-
-def _is_failure(s: Signal) -> bool:
-    return s.target in FAILURE_SYMPTOMS

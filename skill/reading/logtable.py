@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import duckdb
 
-from .query import compile_filter
+from .evaluate import compile_filter
 from .sql import DUCKDB, compile_sql
 
 __all__ = ["connect", "load_entries", "load_export", "select"]

@@ -22,7 +22,8 @@ from urllib.parse import unquote
 
 from sqlglot import exp
 
-from .query import SEVERITY, And, Call, Compare, Node, Not, Or, _regex, parse, parse_timestamp_ns
+from .query import SEVERITY, And, Call, Compare, Node, Not, Or, compile_regex, parse
+from .evaluate import parse_timestamp_ns
 
 __all__ = ["ALL_LOGS", "DUCKDB", "Target", "Uncompilable", "compile_sql", "to_sql"]
 
@@ -153,48 +154,70 @@ def _leaf(c: Compare, target: Target) -> _Leaf | None:
                      lambda v: exp.Not(this=exp.Is(this=exp.JSONType(this=_get(v, (), first=True)), expression=NULL)),
                      FALSE, lambda col: TRUE)
     if op in ("=~", "!~"):
-        missing = FALSE
-        if c.path == ("severity",):  # a LogEntry without severity has DEFAULT, and the regex is tested on that
-            hit = _regex(text).search("DEFAULT") is not None
-            missing = TRUE if hit == (op == "=~") else FALSE
-        return _Leaf(lambda s: _rx(s, text) if op == "=~" else exp.Not(this=_rx(s, text)), missing=missing)
-    rel = _REL[op]
+        return _regex_leaf(c, op, text)
     if c.path == ("severity",):
-        lit = SEVERITY.get(text, SEVERITY.get(text.upper(), int(text) if text.isdigit() and text.isascii() else None))
-        if lit is None:
-            return None
-        def of_string(s: exp.Expression) -> exp.Expression:
-            level = _case((exp.Not(this=_rx(s, r"^[\x00-\x7f]*$")), NULL),
-                          *[(exp.EQ(this=exp.Upper(this=s), expression=_s(k)), _n(n)) for k, n in SEVERITY.items()],
-                          (_rx(s, r"^\d{1,18}$"), exp.Cast(this=s, to=exp.DataType.build("BIGINT"))),
-                          (_rx(s, r"^\d+$"), NULL), default=_n(-1))
-            return exp.And(this=exp.GTE(this=level, expression=_n(0)), expression=rel(this=level, expression=_n(lit)))
-        def of_number(t: exp.Expression, is_int: exp.Expression) -> exp.Expression:
-            if not target.types["int"]:
-                raise Uncompilable("the target's JSON does not tell integers from floats")
-            return _case((exp.Not(this=is_int), FALSE), (_rx(t, r"^-?\d{1,18}$"),
-                         rel(this=exp.Cast(this=t, to=exp.DataType.build("BIGINT")), expression=_n(lit))),
-                         default=NULL)
-        return _Leaf(of_string, of_number, missing=rel(this=_n(0), expression=_n(lit)))
+        return _severity_leaf(op, text, target)
     if c.path in _TIME_FIELDS:
-        try:
-            ns = parse_timestamp_ns(text)
-            sec, frac = divmod(ns, 1_000_000_000)
-            t = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=sec)
-        except (ValueError, OverflowError):
-            return None
-        key = _s(f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac:09d}")
-        def of_string(s: exp.Expression) -> exp.Expression:
-            digits = exp.RegexpReplace(this=exp.Substring(this=s, start=_n(20)), expression=_s("[.Z]"),
-                                       replacement=_s(""))  # the fraction's digits, '' when there is none
-            text_key = exp.DPipe(this=exp.Substring(this=s, start=_n(1), length=_n(19)),
-                                 expression=exp.Pad(this=digits, expression=_n(9), fill_pattern=_s("0"), is_left=False))
-            return _case((_rx(s, UTC_RE), rel(this=exp.Paren(this=text_key), expression=key)), (_rx(s, TS_RE), NULL),
-                         default=FALSE)
-        return _Leaf(of_string, instant=lambda col: target.instant(col, op, ns))
+        return _time_leaf(op, text, target)
     if c.bare and text == "NULL_VALUE":  # = and : test for JSON null, != for anything else
         return {"=": _Leaf(lambda s: FALSE, null=TRUE), ":": _Leaf(lambda s: FALSE, null=TRUE),
                 "!=": _Leaf(lambda s: TRUE, lambda t, i: TRUE, lambda b: TRUE, FALSE, TRUE)}.get(op)
+    return _value_leaf(op, text)
+
+
+def _regex_leaf(c: Compare, op: str, text: str) -> _Leaf:
+    """`=~` / `!~`: an RE2 search on the string; a LogEntry without severity is tested as DEFAULT."""
+    missing = FALSE
+    if c.path == ("severity",):  # a LogEntry without severity has DEFAULT, and the regex is tested on that
+        hit = compile_regex(text).search("DEFAULT") is not None
+        missing = TRUE if hit == (op == "=~") else FALSE
+    return _Leaf(lambda s: _rx(s, text) if op == "=~" else exp.Not(this=_rx(s, text)), missing=missing)
+
+
+def _severity_leaf(op: str, text: str, target: Target) -> _Leaf | None:
+    """A severity ordering: names and numbers compared as levels (DEFAULT 0 ... EMERGENCY 800)."""
+    rel = _REL[op]
+    lit = SEVERITY.get(text, SEVERITY.get(text.upper(), int(text) if text.isdigit() and text.isascii() else None))
+    if lit is None:
+        return None
+    def of_string(s: exp.Expression) -> exp.Expression:
+        level = _case((exp.Not(this=_rx(s, r"^[\x00-\x7f]*$")), NULL),
+                      *[(exp.EQ(this=exp.Upper(this=s), expression=_s(k)), _n(n)) for k, n in SEVERITY.items()],
+                      (_rx(s, r"^\d{1,18}$"), exp.Cast(this=s, to=exp.DataType.build("BIGINT"))),
+                      (_rx(s, r"^\d+$"), NULL), default=_n(-1))
+        return exp.And(this=exp.GTE(this=level, expression=_n(0)), expression=rel(this=level, expression=_n(lit)))
+    def of_number(t: exp.Expression, is_int: exp.Expression) -> exp.Expression:
+        if not target.types["int"]:
+            raise Uncompilable("the target's JSON does not tell integers from floats")
+        return _case((exp.Not(this=is_int), FALSE), (_rx(t, r"^-?\d{1,18}$"),
+                     rel(this=exp.Cast(this=t, to=exp.DataType.build("BIGINT")), expression=_n(lit))),
+                     default=NULL)
+    return _Leaf(of_string, of_number, missing=rel(this=_n(0), expression=_n(lit)))
+
+
+def _time_leaf(op: str, text: str, target: Target) -> _Leaf | None:
+    """A timestamp comparison: instants to the nanosecond, UTC spellings compared as text, others undecided."""
+    rel = _REL[op]
+    try:
+        ns = parse_timestamp_ns(text)
+        sec, frac = divmod(ns, 1_000_000_000)
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=sec)
+    except (ValueError, OverflowError):
+        return None
+    key = _s(f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}{frac:09d}")
+    def of_string(s: exp.Expression) -> exp.Expression:
+        digits = exp.RegexpReplace(this=exp.Substring(this=s, start=_n(20)), expression=_s("[.Z]"),
+                                   replacement=_s(""))  # the fraction's digits, '' when there is none
+        text_key = exp.DPipe(this=exp.Substring(this=s, start=_n(1), length=_n(19)),
+                             expression=exp.Pad(this=digits, expression=_n(9), fill_pattern=_s("0"), is_left=False))
+        return _case((_rx(s, UTC_RE), rel(this=exp.Paren(this=text_key), expression=key)), (_rx(s, TS_RE), NULL),
+                     default=FALSE)
+    return _Leaf(of_string, instant=lambda col: target.instant(col, op, ns))
+
+
+def _value_leaf(op: str, text: str) -> _Leaf:
+    """Any other field: case-folded strings, numbers compared numerically, booleans as true/false."""
+    rel = _REL[op]
     norm, num = _norm(text), _number_literal(text)
     boolean = {"true": 1, "false": 0}.get(text.lower())
 

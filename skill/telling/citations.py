@@ -35,7 +35,7 @@ def _first_host(root: Hypo, cited: list[Signal]) -> list[Signal]:
         return worker_ordinal(pod_of(s) or "") or (-1, -1)
     out = []
     for first in cited:
-        same = [s for s in root.strong_signals if s.pattern.regex == first.pattern.regex and pod_of(s)
+        same = [s for s in root.strong_signals if s.pattern.sid == first.pattern.sid and pod_of(s)
                 and 0 <= s.ts - first.ts <= SAME_MOMENT_NS]
         if same:
             out.append(min(same, key=lambda s: (ordinal(s), s.ts)))
@@ -53,10 +53,10 @@ def primary(root: Hypo) -> list[Signal]:
     same = [s for s in strong if (pod and pod_of(s) == pod) or (node and node_of(s) == node)]
     # The same error surfacing in the user's program (the client on the head) is what stopped the run: cite it too.
     first = min((x.ts for x in same), default=strong[0].ts)
-    regexes = {x.pattern.regex for x in same}
+    signatures = {x.pattern.sid for x in same}
     client = [s for s in strong if s not in same and s.record.source == "container" and s.record.pod
               and is_head_pod(s.record.pod) and s.record.container not in PATHWAYS_CONTAINERS
-              and (s.pattern.regex in regexes or 0 <= s.ts - first <= CLIENT_ECHO_NS)]
+              and (s.pattern.sid in signatures or 0 <= s.ts - first <= CLIENT_ECHO_NS)]
     # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
     client.sort(key=lambda s: s.ts)
     picked = client[:1]
@@ -79,11 +79,11 @@ def _latest_attempt(root: Hypo) -> list[Signal]:
     restarted the pods or the container since the first): per signature and side (client on the head, or the rest),
     the latest line, if it is on another pod than the first or a restart later on the same pod (the one still there)."""
     located = primary(root) if root.signals else []
-    regexes = {s.pattern.regex for s in located}
+    signatures = {s.pattern.sid for s in located}
     groups: dict[tuple[str, bool], list[Signal]] = {}
     for s in root.strong_signals:
-        if s.pattern.regex in regexes and pod_of(s):
-            groups.setdefault((s.pattern.regex, is_head_pod(pod_of(s))), []).append(s)
+        if s.pattern.sid in signatures and pod_of(s):
+            groups.setdefault((s.pattern.sid, is_head_pod(pod_of(s))), []).append(s)
     out = []
     for sigs in groups.values():
         first, last = min(sigs, key=lambda s: s.ts), max(sigs, key=lambda s: s.ts)
@@ -98,7 +98,7 @@ def diverse(signals: list[Signal]) -> list[Signal]:
     """The earliest signal of each distinct signature, strongest signatures first: proof of every kind, not 6 alike."""
     firsts: dict[str, Signal] = {}
     for s in sorted(signals, key=lambda s: s.ts):
-        firsts.setdefault(s.pattern.regex, s)
+        firsts.setdefault(s.pattern.sid, s)
     return sorted(firsts.values(), key=lambda s: (-s.weight, s.ts))
 
 
@@ -111,7 +111,7 @@ def _raised(root: Hypo, cited: list[str]) -> list[Signal]:
         line = by_id.get(rid)
         if line is None or EXCEPTION.match(said_line(line.record.text)):
             continue
-        later = [s for s in root.strong_signals if s.pattern.regex == line.pattern.regex and s.record.id not in cited
+        later = [s for s in root.strong_signals if s.pattern.sid == line.pattern.sid and s.record.id not in cited
                  and (s.record.pod, s.record.container) == (line.record.pod, line.record.container)
                  and 0 <= s.ts - line.ts <= 60 * 1_000_000_000 and EXCEPTION.match(said_line(s.record.text))]
         # the first two: a structured logger's record (exc_info) and Python's own traceback often both print it

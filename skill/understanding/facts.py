@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from ..catalog import CLASSES
 from ..catalog.facts import COMPONENTS, HTTP_NAMES, PATH_ROLES, SEGMENT_ROLES, SOURCE_COMPONENTS, STATUS_CODES
-from ..catalog.types import FactRule, Pattern
+from ..catalog.types import FactRule, Pattern, signature_id
 from ..reading.names import GS_URL
 from ..reading.records import Record, stated_level
 from .signals import Signal, addressed_to_a_reader
@@ -264,15 +264,15 @@ def matches(rule: FactRule, f: Fact) -> bool:
     return not rule.message or re.search(rule.message, f.record.text) is not None
 
 
-_PATTERNS: dict[FactRule, Pattern] = {}
+_PATTERNS: dict[tuple[str, FactRule], Pattern] = {}
 
 
-def _pattern(rule: FactRule) -> Pattern:
-    """A fact rule in the shape the classifier and the explanation read signals in."""
-    if rule not in _PATTERNS:
-        _PATTERNS[rule] = Pattern(rule.key, rule.weight, ("container",), entities=rule.entities, note=rule.note,
-                                  id=rule.id)
-    return _PATTERNS[rule]
+def _pattern(owner: str, rule: FactRule) -> Pattern:
+    """A fact rule of class `owner` in the shape the classifier and the explanation read signals in."""
+    if (owner, rule) not in _PATTERNS:
+        _PATTERNS[owner, rule] = Pattern(rule.key, rule.weight, ("container",), entities=rule.entities, note=rule.note,
+                                         id=rule.id, sid=signature_id(owner, rule.key))
+    return _PATTERNS[owner, rule]
 
 
 def fact_signals(facts: list[Fact]) -> list[Signal]:
@@ -282,18 +282,20 @@ def fact_signals(facts: list[Fact]) -> list[Signal]:
     for f in facts:
         groups = {k: v for k, v in (("component", f.raised_in), ("url", f.url), ("role", f.role)) if v}
         held = [(cls, r) for cls in CLASSES for r in cls.facts if matches(r, f)]
-        out += [Signal("cause", cls.id, _pattern(r), f.record, groups) for cls, r in held]
+        out += [Signal("cause", cls.id, _pattern(cls.id, r), f.record, groups) for cls, r in held]
         # the frame that names the raising component, when the rule rests on it: cited beside the exception line
-        out += [Signal("cause", cls.id, _frame_pattern(r), f.frame, groups) for cls, r in held if r.raised_in and f.frame]
+        out += [Signal("cause", cls.id, _frame_pattern(cls.id, r), f.frame, groups)
+                for cls, r in held if r.raised_in and f.frame]
     return out
 
 
 FRAME_ID = "frame"  # the id of the support signatures that stand for a traceback's raising frame
-_FRAME_PATTERNS: dict[FactRule, Pattern] = {}
+_FRAME_PATTERNS: dict[tuple[str, FactRule], Pattern] = {}
 
 
-def _frame_pattern(rule: FactRule) -> Pattern:
-    if rule not in _FRAME_PATTERNS:
-        _FRAME_PATTERNS[rule] = Pattern(rule.key + " (frame)", 0.1, ("container",), support=True,
-                                        note="the frame the error was raised from", id=FRAME_ID)
-    return _FRAME_PATTERNS[rule]
+def _frame_pattern(owner: str, rule: FactRule) -> Pattern:
+    if (owner, rule) not in _FRAME_PATTERNS:
+        wording = rule.key + " (frame)"
+        _FRAME_PATTERNS[owner, rule] = Pattern(wording, 0.1, ("container",), support=True, id=FRAME_ID,
+                                               note="the frame the error was raised from", sid=signature_id(owner, wording))
+    return _FRAME_PATTERNS[owner, rule]

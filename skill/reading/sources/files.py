@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import orjson
 
@@ -187,71 +188,91 @@ def _open_text(path: Path, report: FileReport):
     return open(path, encoding="utf-8-sig", errors=name)
 
 
+class _Window:
+    """A sliding window over a text file: the unread text is buf[pos:]; more() appends the next chunk to it."""
+
+    def __init__(self, f: IO[str]) -> None:
+        self.f, self.buf, self.pos, self.eof = f, f.read(CHUNK), 0, False
+
+    def more(self) -> bool:
+        """Read the next chunk (dropping what was consumed); False at the end of the file."""
+        if self.eof:
+            return False
+        chunk = self.f.read(CHUNK)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf, self.pos = self.buf[self.pos:] + chunk, 0
+        return True
+
+
 def _iter_array(path: Path, report: FileReport) -> Iterator[object]:
     dec = json.JSONDecoder()
     count = 0
     with _open_text(path, report) as f:
-        buf, pos, eof = f.read(CHUNK), 0, False
-
-        def more() -> bool:
-            nonlocal buf, pos, eof
-            if eof:
-                return False
-            chunk = f.read(CHUNK)
-            if not chunk:
-                eof = True
-                return False
-            buf, pos = buf[pos:] + chunk, 0
-            return True
-
-        pos = _skip_ws(buf, pos)
-        pos += 1  # the '['
+        w = _Window(f)
+        w.pos = _skip_ws(w.buf, w.pos)
+        w.pos += 1  # the '['
         while True:
-            pos = _skip_ws(buf, pos)
-            while pos >= len(buf):
-                if not more():
+            w.pos = _skip_ws(w.buf, w.pos)
+            while w.pos >= len(w.buf):
+                if not w.more():
                     report.problems.append(f"{path.name}: JSON array not closed after {count} entries (file truncated?)")
                     return
-                pos = _skip_ws(buf, pos)
-            ch = buf[pos]
+                w.pos = _skip_ws(w.buf, w.pos)
+            ch = w.buf[w.pos]
             if ch == "]":
                 return
             if ch == ",":
-                pos += 1
+                w.pos += 1
                 continue
             try:
-                obj, end = dec.raw_decode(buf, pos)
+                obj, end = dec.raw_decode(w.buf, w.pos)
             except RecursionError:  # nested deeper than the decoder's stack: step over the element without recursing
-                end = _value_end(buf, pos)
-                if end == -1 and more():
+                if _past_deep(w, path, report, count):
                     continue
-                report.skipped += 1
-                if end == -1:
-                    report.problems.append(f"{path.name}: entry {count + 1} is nested too deeply and cut off; the "
-                                           "file ends there")
-                    return
-                report.problems.append(f"{path.name}: entry {count + 1} is nested too deeply to read; skipped it")
-                pos = end
-                continue
+                return
             except json.JSONDecodeError as err:
-                if more():
+                if _past_invalid(w, path, report, count, err):
                     continue
-                resync = _resync(buf, pos + 1)
-                report.skipped += 1
-                if resync == -1:
-                    report.problems.append(
-                        f"{path.name}: entry {count + 1} is cut off or not JSON ({err.msg}); the file ends there"
-                    )
-                    return
-                report.problems.append(f"{path.name}: entry {count + 1} is not valid JSON ({err.msg}); skipped it")
-                pos = resync
-                continue
+                return
             count += 1
             report.entry = count
             yield obj
-            pos = end
-            if pos > CHUNK:
-                buf, pos = buf[pos:], 0
+            w.pos = end
+            if w.pos > CHUNK:
+                w.buf, w.pos = w.buf[w.pos:], 0
+
+
+def _past_deep(w: _Window, path: Path, report: FileReport, count: int) -> bool:
+    """Past an element nested too deeply to decode (or read more of it); False when the file ends inside it."""
+    end = _value_end(w.buf, w.pos)
+    if end == -1 and w.more():
+        return True
+    report.skipped += 1
+    if end == -1:
+        report.problems.append(f"{path.name}: entry {count + 1} is nested too deeply and cut off; the "
+                               "file ends there")
+        return False
+    report.problems.append(f"{path.name}: entry {count + 1} is nested too deeply to read; skipped it")
+    w.pos = end
+    return True
+
+
+def _past_invalid(w: _Window, path: Path, report: FileReport, count: int, err: json.JSONDecodeError) -> bool:
+    """Past an element that is not JSON (or read more of it); False when no next element follows it."""
+    if w.more():
+        return True
+    resync = _resync(w.buf, w.pos + 1)
+    report.skipped += 1
+    if resync == -1:
+        report.problems.append(
+            f"{path.name}: entry {count + 1} is cut off or not JSON ({err.msg}); the file ends there"
+        )
+        return False
+    report.problems.append(f"{path.name}: entry {count + 1} is not valid JSON ({err.msg}); skipped it")
+    w.pos = resync
+    return True
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')

@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ...errors import InputError, SourceError
-from ..query import And, Node, Not, Or, compile_filter, parse
+from ..query import And, Node, Not, Or, parse
+from ..evaluate import compile_filter
 from ..records import parse_ts
 from ..sql import ALL_LOGS, Uncompilable, compile_sql
 from .base import LogQuery, SourceStats, google_client

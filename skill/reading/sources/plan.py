@@ -1,7 +1,7 @@
 """Replay's query planner: a filter decided once per route (the entry's routing fields), its top-level timestamp
 bounds taken out, and its residual as a test of a textPayload's bytes where it can be one.
 
-Same answers as skill.reading.query.compile_filter on every entry; only the replay source uses it.
+Same answers as skill.reading.evaluate.compile_filter on every entry; only the replay source uses it.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from ..query import (And, Call, Compare, Node, Not, Or, Predicate, compile_node, parse_cached,
-                     parse_timestamp_ns, regex_bytes_test)
+from ..query import And, Call, Compare, Node, Not, Or, parse_cached
+from ..evaluate import Predicate, compile_node, parse_timestamp_ns, regex_bytes_test
 
 
 def _route_approx(node: Node, known: frozenset[str], upper: bool) -> Node:

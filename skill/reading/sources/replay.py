@@ -13,7 +13,7 @@ from ...errors import InputError
 import orjson
 
 from ..objects import usable_objects
-from ..query import compile_filter
+from ..evaluate import compile_filter
 from .inventory import Inventory, is_k8s_object, is_log_entry, tally
 from .index import FileIndex, LineCounter, text_at as _text_at
 from .plan import compile_route_filter, route_plan, text_gate

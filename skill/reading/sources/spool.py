@@ -22,7 +22,7 @@ from operator import add
 
 import re2
 
-from ..query import _regex
+from ..query import compile_regex
 
 SPOOL_BLOCK = 16 << 20  # bytes searched at a time
 _M_OFF = re.compile(r"\(\?[a-zA-Z]*-[a-zA-Z]*m")  # a group that turns multi-line off again
@@ -66,7 +66,7 @@ class TextSpool:
         """The entry ordinals whose line has a match of pattern starting in it (every line that matches alone).
 
         Lines are the entries' spans (offsets), not newlines: a text written verbatim may itself hold one."""
-        rx, unanchored = _regex(pattern)._regexp, re2._Anchor.UNANCHORED
+        rx, unanchored = compile_regex(pattern)._regexp, re2._Anchor.UNANCHORED
         out, offsets, n = array("q"), self.offsets, len(self.offsets)
         self.f.flush()
         base, line = 0, 0  # the block's offset in the spool, the index of its first line

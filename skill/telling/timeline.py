@@ -1,0 +1,40 @@
+"""A diagnosis's timeline: the start-up milestones, progress, the root cause's first lines and the failures after it."""
+
+from __future__ import annotations
+
+from ..catalog import SYMPTOMS
+from ..diagnosis import TimelineItem
+from ..judging.ranking import Hypo
+from ..reading.records import format_ns
+from ..understanding.model import Workload
+from ..understanding.signals import Signal
+from .citations import failure_symptoms, primary
+from .excerpt import clip, excerpt
+
+_SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
+
+
+def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[TimelineItem]:
+    """Start-up milestones, first and last progress, the root cause's first lines and up to six failures, by time."""
+    items: list[tuple[int, str, list[str]]] = []
+    for mid, label in (("rm_serving", "resource manager serving"), ("proxy_started", "IFRT proxy started"),
+                       ("worker_serving", "first worker serving"), ("client_backend", "client connected to Pathways")):
+        s = model.first_milestone(mid)
+        if s:
+            items.append((s.ts, f"{label} ({s.record.pod})", [s.record.id]))
+    ready = model.milestones.get("slices_ready")
+    if ready:
+        s = max(ready, key=lambda s: s.ts)
+        items.append((s.ts, f"{s.groups.get('ready')}/{s.groups.get('total')} slices ready", [s.record.id]))
+    if model.progress:
+        a, b = model.progress[0], model.progress[-1]
+        items.append((a.ts, f"training progress seen (step {a.groups.get('step')})", [a.record.id]))
+        if b is not a:
+            items.append((b.ts, f"last progress line (step {b.groups.get('step')}, {model.progress_count} seen)", [b.record.id]))
+    for s in primary(root)[:3]:
+        items.append((s.ts, f"{root.failure_class}: {clip(excerpt(s.record.text), 140)} ({s.record.resource})", [s.record.id]))
+    for s in failure_symptoms(symptoms)[:6]:
+        items.append((s.ts, f"{_SYMPTOM_TITLE.get(s.target, s.target)}: {clip(excerpt(s.record.text), 120)} ({s.record.resource})",
+                      [s.record.id]))
+    items.sort(key=lambda t: t[0])
+    return [TimelineItem(timestamp=format_ns(ts) or "", summary=text, evidence=ids) for ts, text, ids in items if ts]
