@@ -130,6 +130,13 @@ LIBTPU_MISMATCH = FailureClass(
                         "JAX_PLATFORMS='' to automatically choose an available backend)"),
         # the PJRT loader opened a file named libtpu that is not a PJRT plugin (another library copied or linked in
         # its place): xla/pjrt/pjrt_api.cc returns NotFound("GetPjrtApi not found in ", library_path)
+        # the framework refusing a plugin whose PJRT C API is outside the range it supports (an old libtpu, or a newer
+        # one than the jaxlib knows)
+        Pattern(r"Plugin PJRT API version \S+ is (?:older|newer) than the (?:minimum|maximum) supported version", 0.9,
+                ("container",), entities=_PCI, origin="recording:b22-libtpu-old-pjrt",
+                example="RuntimeError: Unable to initialize backend 'tpu': INVALID_ARGUMENT: Plugin PJRT API version 0.14 "
+                        "is older than the minimum supported version 0.29 (set JAX_PLATFORMS='' to automatically choose an "
+                        "available backend)"),
         Pattern(r"GetPjrtApi not found in \S*libtpu", 0.9, ("container",), entities=_PCI,
                 origin="https://github.com/openxla/xla/blob/main/xla/pjrt/pjrt_api.cc",
                 example="jax.errors.JaxRuntimeError: NOT_FOUND: GetPjrtApi not found in /opt/libtpu/libtpu.so"),

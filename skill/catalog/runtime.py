@@ -282,6 +282,11 @@ TPU_INIT_FAILURE = FailureClass(
                         "IP addresses' from env var TPU_WORKER_HOSTNAMES."),
         Pattern(r"Failed to initialize TPU system", 0.85, origin="https://github.com/marin-community/marin/issues/2618",
                 example="Failed to initialize TPU system with error: FAILED_PRECONDITION: open(/dev/vfio/0): Device or resource busy"),
+        # libtpu parses LIBTPU_INIT_ARGS (and a worker's own flags) with absl at start-up and exits 1 on a flag it does not
+        # know or a value it cannot parse (absl/flags/parse.cc, absl/flags/internal/flag.cc); in a TPU process only.
+        Pattern(r"^ERROR: (?:Unknown command line flag '|Illegal value '[^']*' specified for flag ')", 0.9,
+                containers=("pathways-worker",), entities=("Pod", "Node", "Container"), id="bad_flag",
+                origin="recording:b20-tpu-init-args", example="ERROR: Unknown command line flag 'tpu_b20_prefetch_depth'"),
         Pattern(r"TPU_RET_CHECK failure", 0.85, origin="https://github.com/jax-ml/jax/issues/37230",
                 example="TPU_RET_CHECK failure (learning/45eac/tpu/runtime/hal/tpu_hal.cc:229)"),
         Pattern(r"Couldn't open iommu group /dev/vfio/\d+", 0.8, origin="https://github.com/google/gvisor/issues/11545",
@@ -303,7 +308,12 @@ TPU_INIT_FAILURE = FailureClass(
     lookalikes=("tpu_device_busy", "libtpu_mismatch", "tpu_hardware_failure"),
     fixes=(
         Fix("Read the worker's start-up log on that host.", "kubectl logs {{ pod }} -n {{ namespace }} -c pathways-worker --previous --tail=200", "read-only"),
-        Fix("If it persists on one host, take the host out of service and let GKE replace it.", "kubectl cordon {{ node }}", "high"),
+        Fix("libtpu refused one of its flags at start-up (absl exits the process on an unknown flag or a value it cannot "
+            "parse): correct or remove it in LIBTPU_INIT_ARGS (or the worker's args) in the JobSet's {{ worker_job }} "
+            "container, checking the flag's name and type for this libtpu build, then resubmit.", None, "low",
+            when=("bad_flag",)),
+        Fix("If it persists on one host, take the host out of service and let GKE replace it.", "kubectl cordon {{ node }}", "high",
+            unless=("bad_flag",)),
         Fix("If every worker of a slice reports the wrong number of worker addresses, the manifest overrides what GKE injects: remove TPU_WORKER_HOSTNAMES / TPU_WORKER_ID / TPU_PROCESS_ADDRESSES from the {{ worker_job }} container env (or regenerate it with xpk or PathwaysJobSet) and keep spec.network.enableDNSHostnames: true so the hostnames resolve.", None, "low"),
         Fix("If the runtime could not read tpu-env / worker-network-endpoints from the metadata server, check the node can reach it (curl -s -H 'Metadata-Flavor: Google' http://169.254.169.254/computeMetadata/v1/instance/attributes/tpu-env from a hostNetwork debug pod) and look for metadata-server or network errors in the node's kubelet log.", "kubectl get events -A --field-selector involvedObject.name={{ node }}", "read-only"),
     ),

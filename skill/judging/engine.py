@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -221,8 +222,9 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     model.settings = path_settings(mine)
     verdict = classify(model, col.causes, col.symptoms)
-    q4 = context_queries(scope, _continued(verdict))
-    context = _context(source.read(q4)) if q4 else ()
+    continued = _continued(verdict)
+    q4 = context_queries(scope, continued)
+    context = _context(source.read(q4), continued) if q4 else ()
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
                     time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4), context)
 
@@ -237,11 +239,24 @@ def _continued(verdict: Verdict) -> list[tuple[str, str, int]]:
     return [(pod, container, ts) for (pod, container), ts in out.items()]
 
 
-def _context(pairs: Iterable[tuple[LogQuery, dict]]) -> tuple[Record, ...]:
-    recs = []
+# A line that opens a statement of its own (a glog prefix, Python logging's level prefix) ends a continuation.
+NEW_STATEMENT = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[:\s])")
+
+
+def _context(pairs: Iterable[tuple[LogQuery, dict]], lines: list[tuple[str, str, int]]) -> tuple[Record, ...]:
+    """Per root-cause line, the lines its container printed right after it, up to the next statement of its own."""
+    streams: dict[tuple[str | None, str | None], list[Record]] = {}
     for _q, entry in pairs:
         try:
-            recs.append(record_from_entry(entry))
+            r = record_from_entry(entry)
         except (KeyError, TypeError, AttributeError, ValueError):
             continue  # context only: an entry that is no LogEntry was counted by the phases that matter
-    return tuple(sorted(recs, key=lambda r: (r.ts, r.id)))
+        streams.setdefault((r.pod, r.container), []).append(r)
+    out: list[Record] = []
+    for pod, container, ts in lines:
+        after = sorted((r for r in streams.get((pod, container), []) if r.ts >= ts), key=lambda r: (r.ts, r.id))
+        for i, r in enumerate(after):
+            if i and NEW_STATEMENT.match(r.text):
+                break
+            out.append(r)
+    return tuple({r.id: r for r in out}.values())

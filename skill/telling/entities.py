@@ -10,13 +10,14 @@ from ..catalog import BY_ID
 from ..catalog.types import SIDECAR_CONTAINER
 from ..diagnosis import Entity
 from ..judging.ranking import Hypo
-from ..reading.names import bucket_in, gke_vm_prefix, node_group_prefix, service_account_in
+from ..reading.names import bucket_in, gke_vm_prefix, node_group_prefix, service_account_in, worker_ordinal
 from ..reading.records import Record
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
 from .citations import SAME_MOMENT_NS, node_of, pod_of, primary
 
 MAX_ENTITIES = 12
+MAX_SAME_PODS = 4
 _REFUSAL = re.compile(r"(?i)\b403\b|forbidden|permission|denied|does not have|not authori[sz]ed|unauthori[sz]ed")
 _FAILED_CONTAINER = re.compile(r"(?:failed container|[Cc]ontainer) \"?([a-z0-9][a-z0-9-]*)\"?")
 
@@ -44,6 +45,12 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
             name = _entity_name(kind, s, r, node, model)
             if name:
                 out.setdefault((kind, name), None)
+    # the same failure on several pods (every worker refusing one flag, every sidecar one plugin): each pod it hit, the
+    # first host in order first, up to MAX_SAME_PODS
+    firsts = {s.pattern.sid for s in primary(root)}
+    same = {pod_of(s) for s in root.strong_signals if s.pattern.sid in firsts and pod_of(s)}
+    for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
+        out.setdefault(("Pod", pod), None)
     cls = BY_ID[root.failure_class]
     if not any(k == "Pod" for k, _ in out):
         # a fault of the node (a VM that went away, its kernel, its memory): name the JobSet's pods that ran on it (the

@@ -48,7 +48,7 @@ ROWS: tuple[Row, ...] = (
         re.compile(r"\b((?:JAX|XLA|TPU|LIBTPU|PJRT|MEGASCALE|TF_CPP|GRPC|NCCL)_[A-Z0-9_]{2,})\b")),
     Row("flag", "a command-line flag (`--name`), or the name of an unknown flag libtpu refused",
         "ERROR: Unknown command line flag 'tpu_b20_prefetch_depth'", "tpu_b20_prefetch_depth",
-        re.compile(r"(?<![\w-])(--[a-z][a-z0-9_]{3,})(?=[=\s'\"]|$)|[Uu]nknown command line flag '([a-z][\w]*)'")),
+        re.compile(r"(?<![\w-])(--[a-z][a-z0-9_]{3,})(?=[=\s'\"]|$)|(?:[Uu]nknown command line flag|specified for flag) '([a-z][\w]*)'")),
     Row("path", "a gs:// URL, a TPU device node, or a quoted absolute path (not a Python source file); said with the "
         "env variable or flag of the spec that sets it", "FileExistsError: [Errno 17] File exists: '/var/cache/jax'",
         "/var/cache/jax", re.compile(r"(gs://[\w.\-]+(?:/[\w.\-]+)*/?|/dev/(?:vfio|accel)[\w/]*)|['\"]"
