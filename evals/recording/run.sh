@@ -5,7 +5,7 @@
 # (the glog files libtpu wrote under /tmp/tpu_logs during this group). Ends within 9 minutes whatever hangs.
 set -u
 GROUP="${1:-}"
-case "$GROUP" in A|B|C|B19|B20|B22) ;; *) echo "usage: run.sh A|B|C|B19|B20|B22" >&2; exit 2 ;; esac
+case "$GROUP" in A|B|C|B19|B20|B21|B22) ;; *) echo "usage: run.sh A|B|C|B19|B20|B21|B22" >&2; exit 2 ;; esac
 START=$(date +%s)
 DEADLINE=$((START + 505))          # the last scenario ends by then; tar and summary follow (< 9 min in all)
 OUT="${OUT:-/tmp/rec-out}"
@@ -30,7 +30,7 @@ MARK=$(mktemp /tmp/rec-mark.XXXXXX)  # /tmp/tpu_logs files newer than this belon
   echo "# output lines: TAG<TAB>SECONDS<TAB>TEXT, TAG O=stdout E=stderr N=recorder note"
 } >> "$LOG"
 
-if [ "$GROUP" = B ] || [ "$GROUP" = B19 ]; then
+if [ "$GROUP" = B ] || [ "$GROUP" = B19 ] || [ "$GROUP" = B21 ]; then
   if [ -d /tmp/ox/orbax ]; then
     echo "# orbax: already installed in /tmp/ox" >> "$LOG"
   else
