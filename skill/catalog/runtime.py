@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .types import FactRule, FailureClass, Fix, Pattern, RuleContext
+from .types import FactRule, FailureClass, Fix, Pattern, RuleContext, Text
 
 _PC = ("Pod", "Container")
 _PJ = ("Pod", "JobSet")  # the hang detector reports on worker 0; the hang is the whole program's
@@ -98,18 +98,33 @@ HOST_OOM = FailureClass(
                 origin="https://github.com/containerd/containerd/issues/8893",
                 example='level=info msg="TaskOOM event container_id:\\"4bcba7fc4369fee4d7d2e6263b58fce52cfc928c6a31cfac4d43c838708991ce\\""'),
         # rendered: Last State Terminated, Reason Error, Exit Code 137, Restart Count 1 from kubernetes/kubernetes#122256
+        # The program's own allocation refused (NumPy's MemoryError subclass, or a bare MemoryError): host RAM ran out
+        # inside the process (a container limit, ulimit -v, or the node) before the kernel killed anything.
+        Pattern(r"^(?:numpy\.(?:_core|core)\._exceptions\._ArrayMemoryError|MemoryError)(?::|$)", 0.85, user_only=True,
+                entities=("Pod", "Container", "Node"), id="alloc_refused",
+                origin="https://github.com/numpy/numpy/blob/main/numpy/_core/_exceptions.py",
+                example="numpy._core._exceptions._ArrayMemoryError: Unable to allocate 3.00 GiB for an array with shape "
+                        "(786432, 1024) and data type float32"),
         Pattern(r"terminated: reason=Error exitCode=137", 0.45, ("object",), entities=("Pod", "Container", "Node"),
                 origin='https://github.com/kubernetes/kubernetes/issues/122256',
                 example='container wk64c terminated: reason=Error exitCode=137 restartCount=1'),
     ),
-    explanation="{{ container_or_process }} on {{ node }} was killed for host memory ({% if oom_exit %}OOMKilled, exit 137{% else %}by the kernel's OOM killer{% endif %}) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)",
+    explanation=(
+        Text("The program in {{ container_or_process }} on {{ node }} ran out of host memory: an allocation it asked for "
+             "was refused ({{ detail }}) — host RAM (the container's limit, an address-space cap, or the node), not TPU "
+             "HBM.", when=("alloc_refused",)),
+        Text("{{ container_or_process }} on {{ node }} was killed for host memory ({% if oom_exit %}OOMKilled, exit 137{% else %}by the kernel's OOM killer{% endif %}) — host RAM, not TPU HBM. (The kernel names processes by binary: server is pathways-rm or pathways-worker, proxy_server is pathways-proxy, python is the client or sidecar.)"),
+    ),
     explains=("proxy_connection_lost", "user_code_error", "slices_not_ready", "workload_stalled", "megascale_hang",
               "tpu_device_busy", "colocated_python_failure", "elastic_recovery_exhausted"),
     lookalikes=("hbm_oom", "spot_preemption", "host_maintenance"),
     fixes=(
         Fix("See the last termination of each container.", "kubectl get pod {{ pod }} -n {{ namespace }} -o jsonpath='{range .status.initContainerStatuses[*]}{.name} {.lastState.terminated.reason} {.lastState.terminated.exitCode}{\"\\n\"}{end}{range .status.containerStatuses[*]}{.name} {.lastState.terminated.reason} {.lastState.terminated.exitCode}{\"\\n\"}{end}'", "read-only"),
-        Fix("Give the killed container more memory (pathways-proxy is limited to 100G and pathways-rm to 32G by default: raise resources.limits.memory in a custom manifest and use a larger cpu-np machine such as n2-standard-64 or bigger), or cut host-side data loading in the client; size the colocated sidecar's shm_size_limit.", None, "low"),
-        Fix("See what the node reported about the kill.", "kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={{ node }},reason=OOMKilling", "read-only"),
+        Fix("The program's own allocation was refused: find what grows in host RAM (a buffer, a cache, a dataset or "
+            "copies of device arrays pulled to the host), bound it or move it off the host, or raise the container's "
+            "memory limit (resources.limits.memory) and any ulimit -v in its command.", None, "low", when=("alloc_refused",)),
+        Fix("Give the killed container more memory (pathways-proxy is limited to 100G and pathways-rm to 32G by default: raise resources.limits.memory in a custom manifest and use a larger cpu-np machine such as n2-standard-64 or bigger), or cut host-side data loading in the client; size the colocated sidecar's shm_size_limit.", None, "low", unless=("alloc_refused",)),
+        Fix("See what the node reported about the kill.", "kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={{ node }},reason=OOMKilling", "read-only", unless=("alloc_refused",)),
     ),
     sources=("object", "event"),
 )
@@ -128,6 +143,18 @@ XLA_COMPILE_ERROR = FailureClass(
                         "of the overall array."),
         # the Pallas TPU lowering has no rule for an op used inside the kernel (jax/_src/pallas/mosaic/lowering.py raises
         # NotImplementedError("Unimplemented primitive in Pallas TPU lowering for {kernel_type}: {primitive}. ..."))
+        # A custom call the program emits (a CUDA-only kernel, an FFI target registered for another platform) that this
+        # backend has no implementation for: XLA:TPU's "Custom emitter ... not found" (recorded), XLA's GPU/CPU wording.
+        Pattern(r"Custom emitter for \S+ not found|No registered implementation for custom call to \S+", 0.9,
+                entities=_PC, id="custom_call", origin="recording:b21-compile-ffi",
+                example="jax.errors.JaxRuntimeError: INVALID_ARGUMENT: Custom emitter for fused_rmsnorm_fwd not found"),
+        # XLA:TPU warning on each worker that it does not understand a custom call's backend config, just before the
+        # compile fails on that custom call (it names the target): supports the refusal, proves nothing alone.
+        Pattern(r"Invalid backend config found for instruction \S+ = .{0,300}custom_call_target=", 0.3, support=True,
+                containers=("pathways-worker",), entities=_PC, id="custom_call", origin="recording:b21-compile-ffi",
+                example='W1205 20:03:48.969986    4942 backend_config_util.cc:153] Invalid backend config found for '
+                        'instruction %ffi_call.1 = f32[256,256]{1,0} custom-call(%dot_general.1), '
+                        'custom_call_target="fused_rmsnorm_fwd", operand_layout_constraints={f32[256,256]{1,0}}'),
         Pattern(r"Unimplemented primitive in Pallas TPU lowering", 0.9, entities=_PC, id="pallas_unimplemented",
                 origin="https://github.com/jax-ml/jax/blob/main/jax/_src/pallas/mosaic/lowering.py",
                 example="NotImplementedError: Unimplemented primitive in Pallas TPU lowering for tc: cumsum. Please "
@@ -148,6 +175,10 @@ XLA_COMPILE_ERROR = FailureClass(
         Fix("The kernel uses an op that the Pallas TPU lowering has no rule for ({{ detail }}): compute that op outside "
             "the pallas_call, in plain JAX before or after the kernel, or build it inside the kernel from ops Pallas "
             "lowers (comparisons, jnp.where, reductions, iota).", None, "low", when=("pallas_unimplemented",)),
+        Fix("The program calls a custom kernel (a custom call / FFI target) that has no TPU implementation, typically "
+            "a CUDA-only kernel from code ported from GPU: on TPU use the library's TPU or pure-JAX path for that op "
+            "(or a Pallas kernel), or register the target for the TPU platform, and resubmit.", None, "low",
+            when=("custom_call",)),
         Fix("Dump the HLO of the failing program to see the op: run the client with XLA_FLAGS=--xla_dump_to=/tmp/xla_dump.", None, "low"),
         Fix("Align the Pathways server image tag with the client's JAX (server:jax-{{ jax_version }}, xpk --server-image and --proxy-server-image) so kernels are compiled by the libtpu they were lowered for, and fix the kernel's block shapes.", None, "low"),
         Fix("For a Pallas/Mosaic kernel, dump what Mosaic emitted with LIBTPU_INIT_ARGS=--xla_mosaic_dump_to=/tmp/mosaic and cast operands to a type this TPU generation's MXU supports (bf16/f32; fp8 and int4 are not native on older chips); keep --xla_mosaic_compat_mode on.", None, "low"),

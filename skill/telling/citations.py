@@ -146,7 +146,20 @@ def _support(root: Hypo) -> list[Signal]:
 
     near = [s for s in root.signals if s.pattern.support
             and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS or precursor(s))]
-    return sorted(diverse(near), key=lambda s: s.ts)[:MAX_SUPPORT]
+    firsts = sorted(diverse(near), key=lambda s: s.ts)[:MAX_SUPPORT]
+    return firsts + [x for s in firsts if (x := _latest_of_kind(root, s, near)) is not s]
+
+
+def _latest_of_kind(root: Hypo, first: Signal, near: list[Signal]) -> Signal:
+    """A supporting line that recurs with every attempt, also where the latest attempt shows it (before the root's last
+    strong line), on the first host in order: the one beside the failure a reader will look at."""
+    last = max((s.ts for s in root.strong_signals), default=first.ts)
+    same = [s for s in root.signals if s.pattern.support and s.pattern.sid == first.pattern.sid and s.ts <= last]
+    if len(same) < 2 or first not in near:
+        return first
+    latest = max(s.ts for s in same)
+    moment = [s for s in same if latest - s.ts <= SAME_MOMENT_NS]
+    return min(moment, key=lambda s: (worker_ordinal(pod_of(s) or "") or (99, 99), s.ts))
 
 
 def failure_symptoms(symptoms: list[Signal]) -> list[Signal]:
@@ -233,7 +246,8 @@ RULES: tuple[Rule, ...] = (
          f"after it) that name a shape, a dtype or an op: a memory report's largest buffer, the two types a TypeError "
          f"compares; at most {MAX_NAMED}", _named_lines),
     Rule("supporting facts", "the root class's supporting lines: object facts, lines near it in time, the quiet early "
-         "warning on the same host", lambda c: _support(c.root)),
+         "warning on the same host; a line that recurs with every attempt also where the latest attempt shows it (first "
+         "host in order)", lambda c: _support(c.root)),
     Rule("what the recovery was to survive", "a failed recovery (hot swap, elastic): the interruption it absorbed",
          _absorbed),
     Rule("what failed", "the first line of each failure symptom (the JobSet failing, a container exiting); at most 4",

@@ -34,9 +34,10 @@ ROWS: tuple[Row, ...] = (
     Row("program", "an XLA program: `jit_<name>` or `jit(<name>)`",
         "XLA:TPU compile permanent error. Ran out of memory in memory space hbm ... for jit_train_step", "jit_train_step",
         re.compile(r"\b(jit_[A-Za-z_][\w]*)|\bjit\(([A-Za-z_]\w*)\)")),
-    Row("op", "an op or primitive a compiler or lowering refused",
+    Row("op", "an op, primitive or custom-call target a compiler or lowering refused",
         "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for tc: top_k.", "top_k",
-        re.compile(r"(?:primitive(?: in [\w ]+? for \w+)?|[Uu]nsupported op(?:eration)?|for op): '?([a-z_]\w*(?:\.\w+)*)")),
+        re.compile(r"(?:primitive(?: in [\w ]+? for \w+)?|[Uu]nsupported op(?:eration)?|for op): '?([a-z_]\w*(?:\.\w+)*)"
+                   r"|Custom emitter for (\w+) not found|custom call to \"?(\w+)|custom_call_target=\"(\w+)\"")),
     Row("shape", "a typed shape (`bf16[4,16,32768,32768]`) or a `shape: (256, 1024)` tuple",
         "  128.00GiB(100%);  128.00GiB;            0;                1; bf16[4,16,32768,32768]", "bf16[4,16,32768,32768]",
         re.compile(rf"\b((?:{'|'.join(_DTYPES)}|{_SHORT})\[[\d, ]*\])|\b[Ss]hape:? (\(\d[\d, ]*\))")),
@@ -57,13 +58,14 @@ ROWS: tuple[Row, ...] = (
 MOST = 3  # things per row, in the order the lines name them
 # A traceback frame names the program's own files, not what to change; JAX's note on its filtered frames names a
 # variable that only changes what the traceback shows.
+_HINT = re.compile(r"\(set JAX_PLATFORMS='' to automatically choose an available backend\)")  # JAX's stock advice
 _SKIP = re.compile(r'^\s*File "|^For simplicity, JAX has removed its internal frames')
 
 
 def named(texts: Iterable[str]) -> dict[str, list[str]]:
     """Row name -> the distinct things the lines name, first seen first (rows that name too few are left out)."""
     found: dict[str, list[str]] = {r.name: [] for r in ROWS}
-    for line in (ln for text in texts for ln in text.splitlines()):
+    for line in (_HINT.sub("", ln) for text in texts for ln in text.splitlines()):
         if _SKIP.match(line):
             continue
         for row in ROWS:
