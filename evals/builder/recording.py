@@ -24,6 +24,7 @@ from .model import Ctr, Pod, ShapeError
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "fixtures" / "recordings"
 PROGRAM_DIR = "/work/main/evals/recording/programs/"
+DEVRUN_PROGRAMS = re.compile(r"/work/main/devrun/[\w.-]+/(?:evals/recording/)?programs/")
 SITE = "/usr/local/lib/python3.11/site-packages/"
 # The recording machine's paths -> where the same files live in a container image (order matters: longest first).
 PATHS = (
@@ -109,6 +110,7 @@ class Rewriter:
     def __init__(self, rec: Recording, shift: int, base_pid: int, program: str, replace: dict[str, str]) -> None:
         self.rec, self.shift, self.base_pid = rec, shift, base_pid
         workdir = program.rsplit("/", 1)[0] or "/"
+        self.own = len(replace)
         self.paths = [*replace.items(), (PROGRAM_DIR + rec.program, program), (PROGRAM_DIR, workdir + "/"),
                       ("/work/main", workdir), *PATHS]
 
@@ -132,7 +134,11 @@ class Rewriter:
         return fmt_ns(t, 3)[:23].replace("T", " ").replace(".", ",")
 
     def __call__(self, text: str) -> str:
-        for old, new in self.paths:
+        for old, new in self.paths[:self.own]:
+            text = text.replace(old, new)
+        # a group recorded from a copy of the harness (devrun/<group>/...) names its programs there
+        text = DEVRUN_PROGRAMS.sub(PROGRAM_DIR, text)
+        for old, new in self.paths[self.own:]:
             text = text.replace(old, new)
         text = GLOG.sub(self.glog, text, count=1)
         text = PYLOG.sub(self.pylog, text)

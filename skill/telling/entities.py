@@ -48,7 +48,7 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
     # the same failure on several pods (every worker refusing one flag, every sidecar one plugin): each pod it hit, the
     # first host in order first, up to MAX_SAME_PODS
     firsts = {s.pattern.sid for s in primary(root)}
-    same = {pod_of(s) for s in root.strong_signals if s.pattern.sid in firsts and pod_of(s)}
+    same = {p for s in root.strong_signals if s.pattern.sid in firsts and (p := pod_of(s))}
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
         out.setdefault(("Pod", pod), None)
     cls = BY_ID[root.failure_class]
