@@ -58,7 +58,7 @@ TPU_HARDWARE_FAILURE = FailureClass(
                                   "tpu_capacity_unavailable"),
     lookalikes=("megascale_hang", "tpu_init_failure"),
     fixes=_CORDON + (
-        Fix("Let the job survive the next bad host: resubmit with restarts allowed (xpk --max-restarts=3) or elastic slices (--elastic-slices=1 --max-slice-restarts=2).", None, "low"),
+        Fix("Let the job survive the next bad host: resubmit with restarts allowed (spec.failurePolicy.maxRestarts, xpk --max-restarts=3) or elastic slices (--elastic-slices=1 --max-slice-restarts=2).", None, "low"),
     ),
     leans_on=("serial_console",),
 )
@@ -179,7 +179,7 @@ NODE_LOST = FailureClass(
     fixes=(
         Fix("See the node's conditions and the VM's recent system events.", "kubectl describe node {{ node }}", "read-only"),
         Fix("Check whether GKE repaired the node.", "gcloud container operations list --project={{ project }} --location={{ location }} --filter=operationType=AUTO_REPAIR_NODES --limit=10", "read-only"),
-        Fix("Let auto-repair replace it; if the same host keeps failing, report a faulty host. Allow restarts so the job survives: xpk --max-restarts=3.", None, "low"),
+        Fix("Let auto-repair replace it; if the same host keeps failing, report a faulty host. Allow restarts so the job survives: spec.failurePolicy.maxRestarts (xpk --max-restarts=3).", None, "low"),
     ),
     sources=("event", "node"),
     scope="node", leans_on=("serial_console", "gce_audit",),
@@ -228,7 +228,7 @@ SPOT_PREEMPTION = FailureClass(
     lookalikes=("host_maintenance", "node_lost"),
     fixes=(
         Fix("List recent preemptions in the project.", "gcloud logging read 'log_id(\"cloudaudit.googleapis.com/system_event\") AND protoPayload.methodName=\"compute.instances.preempted\"' --project={{ project }} --freshness=1d --limit=20", "read-only"),
-        Fix("Run long jobs on reserved or on-demand capacity, or make preemption survivable: elastic slices (xpk --elastic-slices=1), --max-restarts=N, and frequent checkpoints.", None, "low"),
+        Fix("Run long jobs on reserved or on-demand capacity, or make preemption survivable: elastic slices (xpk --elastic-slices=1), restarts (spec.failurePolicy.maxRestarts, xpk --max-restarts=N), and frequent checkpoints.", None, "low"),
     ),
     sources=("node",),
     scope="node", leans_on=("gce_audit",),
@@ -257,6 +257,7 @@ HOST_MAINTENANCE = FailureClass(
     fixes=(
         Fix("See upcoming maintenance on the nodes.", "kubectl get nodes -l cloud.google.com/scheduled-maintenance-time -L cloud.google.com/scheduled-maintenance-time", "read-only"),
         Fix("Give the Pathways snapshot time to finish (raise terminationGracePeriodSeconds, xpk -tgps=600), set maintenance windows/exclusions, and use elastic slices; do not tolerate the impending-termination taint.", None, "low"),
+        Fix("Let a maintenance event cost one restart, not the run: allow restarts in the JobSet (spec.failurePolicy.maxRestarts, xpk --max-restarts=3) and checkpoint often enough to resume.", None, "low"),
     ),
     sources=("node", "object"),
     scope="node", leans_on=("gce_audit",),
