@@ -88,6 +88,12 @@ SYMPTOMS = (
         Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",),
                 origin='https://github.com/jcgregorio/httplib2/issues/317',
                 example='zlib.error: Error -3 while decompressing data: incorrect header check'),
+        # glibc's heap-consistency checks abort the process with one line of their own (malloc_printerr in
+        # malloc/malloc.c), just before the signal page: the process's last words
+        Pattern(r"^(?:free|malloc|realloc|double free or corruption|corrupted size vs\. prev_size)\b.{0,40}"
+                r"(?:\(\))?: ?(?:double free|invalid|corrupted|unaligned|memory corruption)", 0.1, ("container",),
+                origin="https://github.com/bminor/glibc/blob/master/malloc/malloc.c",
+                example="free(): double free detected in tcache 2"),
         # filled from the format string in absl/debugging/failure_signal_handler.cc ("*** %s received at time=%ld%s ***")
         Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.1, ("container",),
                 origin='https://github.com/abseil/abseil-cpp/blob/926f1d05a4f85663e4ca057f70f1a7f0a7d6b762/absl/debugging/failure_signal_handler.cc',

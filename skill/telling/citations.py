@@ -5,6 +5,8 @@ cites something in the library. Pure: no I/O."""
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -225,6 +227,32 @@ def _named_lines(c: Context) -> list[Signal]:
     return out[:MAX_NAMED]
 
 
+# A process's crash report (Python's faulthandler, absl's failure-signal handler) lists where it stopped after the
+# line that says it crashed; the first frame in the program's own code is the line to read.
+CRASH = re.compile(r"Fatal Python error: |^\*\*\* SIG[A-Z]+ |^Current thread 0x")
+FRAME_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
+LIBRARY = re.compile(r"/(?:site|dist)-packages/|/lib/python\d\.\d+/|^<frozen ")
+
+
+def _where_it_stopped(c: Context) -> list[Signal]:
+    out, seen = [], set()
+    crashed = [r for r in c.context if r.id in c.cited and CRASH.search(r.text)]
+    for line in crashed:
+        stream = (line.pod, line.container)
+        if stream in seen:
+            continue
+        after = [r for r in c.context if (r.pod, r.container) == stream and r.ts >= line.ts]
+        # faulthandler names the crashing thread "Current thread"; its frames come first when it is there
+        current = next((i for i, r in enumerate(after) if r.text.startswith("Current thread 0x")), 0)
+        for r in after[current:]:
+            m = FRAME_LINE.match(r.text)
+            if m and not LIBRARY.search(m.group("path")):
+                out.append(Signal("cause", c.verdict.failure_class, CONTINUATION, r, {}))
+                seen.add(stream)
+                break
+    return out
+
+
 def _healthy(c: Context) -> list[Signal]:
     if c.verdict.failure_class != HEALTHY:
         return []
@@ -245,6 +273,9 @@ RULES: tuple[Rule, ...] = (
     Rule("what it names", "the lines a root-cause line continues with (its container printed them within a second "
          f"after it) that name a shape, a dtype or an op: a memory report's largest buffer, the two types a TypeError "
          f"compares; at most {MAX_NAMED}", _named_lines),
+    Rule("where it stopped", "a cited crash line (Python's `Fatal Python error`, a `*** SIG...` page): the first frame "
+         "of the crash report that printed after it in the program's own code (not the standard library or "
+         "site-packages)", _where_it_stopped),
     Rule("supporting facts", "the root class's supporting lines: object facts, lines near it in time, the quiet early "
          "warning on the same host; a line that recurs with every attempt also where the latest attempt shows it (first "
          "host in order)", lambda c: _support(c.root)),
