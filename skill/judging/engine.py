@@ -217,6 +217,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col.take_objects(mine)
     model.now = now_ns or source.stats.last_ts or scope.end_ns
     model.finish()
+    model.location = model.location or scope.location  # the records' own label, else the caller's
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     verdict = classify(model, col.causes, col.symptoms)
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
