@@ -98,7 +98,7 @@ class Collector:
         self.causes: list[Signal] = []
         self.symptoms: list[Signal] = []
         self.unusable: list[str] = []  # gaps of entries read that could not be normalised: skipped, not read
-        self._seen: set[str] = set()
+        self._seen: set[str | None] = set()
         self._object_events: dict[tuple, list[tuple[int, int]]] = {}
         self.m = matcher()
         self.digest = Digest() if digest else None

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import orjson
 
@@ -177,9 +177,9 @@ def _line_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
 
 def _open_text(path: Path, report: FileReport):
     # Bytes that are not UTF-8 are replaced, and the report says so, rather than failing the file.
-    def errors_seen(err: UnicodeDecodeError):
+    def errors_seen(err: UnicodeError) -> tuple[str, int]:  # registered for decoding only: a UnicodeDecodeError
         report.replaced_bytes = True
-        return ("\ufffd", err.end)
+        return ("\ufffd", cast(UnicodeDecodeError, err).end)
 
     import codecs
 
