@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, cast
@@ -38,7 +38,7 @@ def list_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
 
 
-def iter_documents(path: Path, report: FileReport) -> Iterator[object]:
+def iter_documents(path: Path, report: FileReport) -> Generator[object, None, None]:
     """Every top-level JSON value of a file: elements of an array, the one document, or each JSON line."""
     with open(path, "rb") as fb:
         head = fb.read(4096)
