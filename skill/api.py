@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from .diagnosis import Diagnosis
-from .judging.engine import Analysis, analyse, resolve_jobset
+from .judging.engine import Analysis, resolve_jobset
 from .errors import InputError
+from .pipeline import run
 from .telling.explain import build
 from .understanding.queries import Scope
 from .reading.records import format_ns, parse_ts, time_arg
@@ -43,14 +43,13 @@ def analyse_replay(folder: str | Path, *, jobset: str | None = None, at: str | N
     end = now or last
     start = source.stats.first_ts or end
     cluster, project, location = inventory.place(name)
-    scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace, cluster=cluster, project=project)
-    analysis = analyse(source, scope, objects, now_ns=end, digest=digest)
-    analysis.model.location = analysis.model.location or location
+    scope = Scope(jobset=name, start_ns=start, end_ns=end, namespace=namespace, cluster=cluster, project=project,
+                  location=location)
+    gaps: tuple[str, ...] = ()
     if now and last and now > last + AT_MARGIN_NS:
-        analysis.stats = replace(analysis.stats, gaps=analysis.stats.gaps + (f"--at {format_ns(now)} is {(now - last) // NS // 60} min after the last entry "
-                                f"({format_ns(last)}): nothing after the export is known, so a stall judged as of "
-                                "--at assumes nothing happened in between",))
-    return analysis
+        gaps = (f"--at {format_ns(now)} is {(now - last) // NS // 60} min after the last entry ({format_ns(last)}): "
+                "nothing after the export is known, so a stall judged as of --at assumes nothing happened in between",)
+    return run(source, scope, objects, now_ns=end, digest=digest, gaps=gaps)
 
 
 NS = 1_000_000_000

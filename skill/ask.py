@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -199,7 +200,7 @@ def ask(question: str, *, replay: str | Path | None = None, jobset: str | None =
     tools = tools or registry()
     if FINAL_TOOL in tools:
         raise InputError(f"a registry tool may not be called {FINAL_TOOL!r}: that name is the answer")
-    base, messages, seen, known, jobset = _seed(question, replay, jobset, analysis)
+    base, messages, seen, known, jobset = _seed(question, cast(str | Path, replay), jobset, analysis)  # checked above
     client = client or make_client()
     system = [{"type": "text", "text": render_system(now=now or _now(), tools=tools, max_steps=max_steps),
                "cache_control": {"type": "ephemeral"}}]
@@ -255,7 +256,7 @@ def _check_limits(replay: str | Path | None, max_steps: int, max_answer_retries:
 
 
 def _seed(question: str, replay: str | Path, jobset: str | None, analysis=None
-          ) -> tuple[Diagnosis, list[dict], set[str], set[str], str]:
+          ) -> tuple[Diagnosis, list[dict], set[str], set[str], str | None]:
     """The deterministic diagnosis and the conversation that starts from it: the question, then a `diagnose` call
     already made, its result carrying the diagnosis and the log digest in one untrusted-data block. Also the ids the
     model may cite (everything it was shown) and the class ids it may answer."""
@@ -345,7 +346,7 @@ def _take_answer(uses: list, res: AskResult, seen: set[str], known: set[str],
         d, problem = check_answer(block.input, seen, known)
         if d is not None:
             return d, []
-        res.rejected_answers.append(problem)
+        res.rejected_answers.append(cast(str, problem))  # check_answer gives a reason with every refusal
         left = retries + 1 - len(res.rejected_answers)
         again = f"Fix it and call {FINAL_TOOL} again ({left} attempt{'s' * (left != 1)} left)." if left > 0 else ""
         results.append({"type": "tool_result", "tool_use_id": block.id, "is_error": True,

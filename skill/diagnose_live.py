@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .diagnosis import Diagnosis
-from .judging.engine import analyse
 from .errors import InputError, SourceError
+from .pipeline import run
 from .telling.explain import build
 from .understanding.queries import Scope
 from .reading.records import format_ns, parse_ts, time_arg
@@ -98,15 +98,14 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
     source = LiveSource(logs, kube, keep=save_dir is not None)
     objects = source.objects()
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
-                  project=project)
-    analysis = analyse(source, scope, objects, now_ns=end_ns)
-    if not objects and not source.stats.entries_read:
-        # A verdict from no evidence would read as "healthy"; say what was read instead, and why nothing was.
+                  project=project, location=location)
+
+    def nothing_read() -> SourceError:  # say what was read instead, and why nothing was
         why = "; ".join(source.stats.gaps[:2]) or "no entries matched in the window"
-        raise SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
-                          f"{format_ns(end_ns)} (no log entries, no Kubernetes objects): {why}; check --project, "
-                          "--cluster, --jobset, --namespace and the window")
-    analysis.model.location = analysis.model.location or location
+        return SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
+                           f"{format_ns(end_ns)} (no log entries, no Kubernetes objects): {why}; check --project, "
+                           "--cluster, --jobset, --namespace and the window")
+    analysis = run(source, scope, objects, now_ns=end_ns, nothing_read=nothing_read)
     if save_dir is not None:
         path = write_replay_folder(save_dir, list(source.entries.values()), objects, jobset=jobset, end_ns=end_ns)
         say(f"saved {len(source.entries)} log entries and {len(objects)} objects to {path} "
@@ -182,15 +181,15 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
         source.stats.gap("Kubernetes API not read (no --kube): Pods, the JobSet and events come from the "
                          "Log Analytics view only")
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
-                  project=project or data_project)
-    analysis = analyse(source, scope, objects, now_ns=end_ns)
-    if not objects and not source.stats.entries_read:
+                  project=project or data_project, location=location)
+
+    def nothing_read() -> SourceError:
         why = "; ".join(g for g in source.stats.gaps if not g.startswith("Log Analytics: "))[:300] or \
             "no rows matched in the window"
-        raise SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
-                          f"{format_ns(end_ns)} from {logs.table}: {why}; check --log-analytics, --cluster, "
-                          "--jobset, --namespace and the window")
-    analysis.model.location = analysis.model.location or location
+        return SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
+                           f"{format_ns(end_ns)} from {logs.table}: {why}; check --log-analytics, --cluster, "
+                           "--jobset, --namespace and the window")
+    analysis = run(source, scope, objects, now_ns=end_ns, nothing_read=nothing_read)
     u = logs.usage
     say(f"done: {u.queries} BigQuery queries, {u.bytes_scanned:,} bytes scanned, {source.stats.entries_read} entries")
     return build(analysis, logging_requests=source.stats.logging_requests)

@@ -32,6 +32,7 @@ class UsageError(PathwaysWorkloadError):
     """The command line does not parse, or names something that does not exist (an agent, a command)."""
 
     code = "usage"
+    usage: str  # the command's usage line, set by the CLI's parser when it raises one
 
 
 class InputError(PathwaysWorkloadError):

@@ -67,7 +67,7 @@ def test_eval_command_still_registers():
 
 STAGES = ["reading", "catalog", "understanding", "judging", "telling"]
 BASE = {"skill", "skill.errors", "skill.diagnosis", "skill.redact", "skill.schema"}
-ENTRY = {"skill.api", "skill.cli", "skill.ask", "skill.diagnose_live", "skill.references", "skill.progress"}
+ENTRY = {"skill.api", "skill.cli", "skill.ask", "skill.diagnose_live", "skill.pipeline", "skill.references", "skill.progress"}
 
 
 def _layer(module: str) -> int:

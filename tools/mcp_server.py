@@ -14,6 +14,7 @@ import inspect
 import json
 from functools import cache
 from importlib import resources
+from typing import Any, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -34,7 +35,8 @@ def _handler(tool: Tool):
         return _result(tool.call({k: v for k, v in kwargs.items() if v is not None}))
 
     # the handler's signature is the registry model's fields, so the SDK accepts it as this tool
-    run.__signature__ = inspect.Signature([
+    handler: Any = run
+    handler.__signature__ = inspect.Signature([
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=info.annotation,
                           default=inspect.Parameter.empty if info.is_required() else info.default)
         for name, info in tool.input.model_fields.items()], return_annotation=CallToolResult)
@@ -85,10 +87,10 @@ def build_server(tools: dict[str, Tool] | None = None) -> MCPServer:
     server = _Server(tools)
     for tool in tools.values():
         server.add_tool(_handler(tool), name=tool.name, description=tool.description,
-                        annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
-                                                    openWorldHint=False))
+                        annotations=ToolAnnotations.model_validate({"readOnlyHint": True, "destructiveHint": False,
+                                                                    "idempotentHint": True, "openWorldHint": False}))
         # the registry's pydantic model is the schema the client sees (the handler takes **kwargs)
-        registered = server._tool_manager.get_tool(tool.name)
+        registered = cast(Any, server._tool_manager.get_tool(tool.name))  # added just above
         registered.parameters = tool.input_schema()
     return server
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
+from typing import Any, cast
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
@@ -19,7 +20,7 @@ class Tool:
 
     name: str
     input: type[BaseModel]
-    fn: Callable[[BaseModel], dict]
+    fn: Callable[[Any], dict]  # takes an instance of `input`
 
     @property
     def description(self) -> str:
@@ -39,12 +40,16 @@ class Tool:
                                 "arguments: " + ", ".join(self.input.model_fields))
         try:
             # Redacted here, once for every surface (CLI, MCP, the model): no tool can forget a field.
-            return redact_obj(self.fn(params))
+            return _redacted(self.fn(params))
         except PathwaysWorkloadError as err:
-            return redact_obj(err.as_dict())
+            return _redacted(err.as_dict())
         except Exception as err:  # noqa: BLE001 - the one boundary where any failure becomes a result the model can read
-            return redact_obj(error_object("internal", f"{self.name} failed unexpectedly: {type(err).__name__}: {err}",
-                                           "a bug: please report it with the arguments"))
+            return _redacted(error_object("internal", f"{self.name} failed unexpectedly: {type(err).__name__}: {err}",
+                                          "a bug: please report it with the arguments"))
+
+
+def _redacted(result: dict) -> dict:
+    return cast(dict, redact_obj(result))  # redaction keeps a dict a dict
 
 
 def _got(value: object) -> str:

@@ -12,7 +12,7 @@ _COUNTS = re.compile(r"0/(\d+) nodes are available: .*?(\d+) node\(s\) didn't ma
 def _all_nodes_mismatch(c: RuleContext) -> bool:
     """Every node failed the selector: a mismatch, not a lack of capacity."""
     m = _COUNTS.search(c.text)
-    return bool(m) and m.group(1) == m.group(2)
+    return m is not None and m.group(1) == m.group(2)
 
 
 def _placement_not_selector_only(c: RuleContext) -> bool:

@@ -100,7 +100,7 @@ class Collector:
         self.causes: list[Signal] = []
         self.symptoms: list[Signal] = []
         self.unusable: list[str] = []  # gaps of entries read that could not be normalised: skipped, not read
-        self._seen: set[str] = set()
+        self._seen: set[str | None] = set()
         self._object_events: dict[tuple, list[tuple[int, int]]] = {}
         self.m = matcher()
         self.digest = Digest() if digest else None
@@ -219,6 +219,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col.take_objects(mine)
     model.now = now_ns or source.stats.last_ts or scope.end_ns
     model.finish()
+    model.location = model.location or scope.location  # the records' own label, else the caller's
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     model.settings = path_settings(mine)
     verdict = classify(model, col.causes, col.symptoms)

@@ -61,16 +61,16 @@ def findings(m: Workload) -> list[Finding]:
                                f"{RELEASE.date} does not support ({', '.join(sorted(set(RELEASE.tpu_types.values())))})",
                                None, f"nodeSelector {a}", uids))
     server_jax = im.server.jax if im.server else ""
-    runs = {}
-    for who, v in (("the client", im.client_jax), ("the server image", server_jax)):
+    runs: dict[str, list[str]] = {}
+    for name, v in (("the client", im.client_jax), ("the server image", server_jax)):
         if v and not supported_jax(v):
-            runs.setdefault(v, []).append(who)
+            runs.setdefault(v, []).append(name)
     for v, who in runs.items():
         out.append(Finding("unsupported_jax", f"{' and '.join(who)} run{'s' if len(who) == 1 else ''} JAX {v}, outside "
                            f"the release's supported versions ({', '.join(RELEASE.jax_versions)}); nearest supported: "
                            f"{nearest_supported_jax(v)}", VERSION_CLASS,
                            im.server.ref if im.server and "the server image" in who else "client", uids))
-    if im.client_jax and server_jax and im.client_jax != server_jax:
+    if im.server is not None and im.client_jax and server_jax and im.client_jax != server_jax:
         out.append(Finding("jax_skew", f"the client reports JAX {im.client_jax} but the server image is built for JAX "
                            f"{server_jax} ({im.server.ref})", VERSION_CLASS, im.server.ref, uids))
     refs = [r for r in (im.server, im.proxy, im.sidecar) if r is not None]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from typing import cast
 from collections.abc import Iterable
 
 import duckdb
@@ -58,7 +59,7 @@ def load_export(con: duckdb.DuckDBPyConnection, path: str | os.PathLike, table: 
     cols = ", ".join(f"{sql} AS {name}" for name, sql in _COLUMNS.items())
     con.execute(f'CREATE OR REPLACE TABLE "{table}" AS SELECT {cols}, raw FROM '
                 f"read_json_objects(?, format = 'auto') AS t(raw) WHERE json_type(raw) = 'OBJECT'", [os.fspath(path)])
-    return con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+    return cast(tuple, con.execute(f'SELECT count(*) FROM "{table}"').fetchone())[0]  # count(*) always has its row
 
 
 def load_entries(con: duckdb.DuckDBPyConnection, entries: Iterable[dict], table: str = "entries") -> int:

@@ -4,6 +4,7 @@ the facts read off them, as records cited by the object's metadata.uid."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 from .records import Record, parse_ts
 
@@ -150,13 +151,13 @@ def _misshapen(obj: dict) -> str | None:
         value = _at(obj, path)
         if value is not None and (not isinstance(value, want) or isinstance(value, bool) and want is int):
             return f"{path} is {type(value).__name__}"
-        if want is list and value is not None:
+        if want is list and isinstance(value, list):
             for i, item in enumerate(value):
                 for sub, kind in _ITEM_SHAPE.items():
                     v = _at(item, sub) if isinstance(item, dict) or not sub else None
                     if v is not None and not isinstance(v, kind):
                         return f"{path}[{i}]{'.' + sub if sub else ''} is {type(v).__name__}"
-    labels = _at(obj, "metadata.labels") or {}
+    labels = cast(dict, _at(obj, "metadata.labels") or {})
     bad = next((k for k, v in labels.items() if not isinstance(v, str)), None)
     return f"metadata.labels[{bad!r}] is {type(labels[bad]).__name__}" if bad is not None else None
 

@@ -144,7 +144,7 @@ def _support(root: Hypo) -> list[Signal]:
     pod, node = (pod_of(first[0]), node_of(first[0])) if first else (None, None)
 
     def precursor(s: Signal) -> bool:  # the quiet early warning on the same host, however long before
-        return s.ts <= root.first_ts and ((pod and pod_of(s) == pod) or (node and node_of(s) == node))
+        return s.ts <= root.first_ts and bool((pod and pod_of(s) == pod) or (node and node_of(s) == node))
 
     near = [s for s in root.signals if s.pattern.support
             and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS or precursor(s))]

@@ -4,13 +4,15 @@ budget. Entities, evidence items, the timeline, template values and data gaps co
 from __future__ import annotations
 
 import functools
+from typing import cast
 
 import jinja2
 
 from ..catalog import BY_ID
 from ..catalog.release import RELEASE
 from ..catalog.types import Text
-from ..diagnosis import Budget, Diagnosis, Fix, Hypothesis, Observation, RootCause, Workload as WorkloadOut
+from ..diagnosis import (Budget, Diagnosis, Fix, Hypothesis, Observation, Risk, RootCause, Status,
+                        Workload as WorkloadOut)
 from ..judging.classify import Verdict
 from ..judging.engine import Analysis
 from ..judging.matrix import Finding, findings
@@ -42,7 +44,11 @@ def _explanation_text(explanation: str | tuple[Text, ...], matched: frozenset[st
 
 
 def _render(template: str | None, ctx: dict[str, str]) -> str | None:
-    return None if template is None else _template(template).render(**ctx)
+    return None if template is None else _fill(template, ctx)
+
+
+def _fill(template: str, ctx: dict[str, str]) -> str:
+    return _template(template).render(**ctx)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -89,7 +95,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
                              evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals))[:5])
                   for h in v.ranked]
-    fixes = [Fix(summary=_render(f.summary, ctx), command=_render(f.command, ctx), risk=f.risk)
+    fixes = [Fix(summary=_fill(f.summary, ctx), command=_render(f.command, ctx), risk=cast(Risk, f.risk))
              for f in cls.fixes if f.applies(matched)]
     texts = [r.text for r in cited] + [r.text for r in a.context]
     if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
@@ -99,7 +105,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     return Diagnosis(
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,
                              location=m.location),
-        status=v.status, failure_class=v.failure_class, confidence=v.confidence,
+        status=cast(Status, v.status), failure_class=v.failure_class, confidence=v.confidence,
         summary=f"{cls.title} ({v.status}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
         hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,

@@ -87,7 +87,8 @@ class _Lanes:
     """Lanes by key; a resource (pod/container, Kind/name, node) finds its lane."""
 
     def __init__(self, d: Diagnosis, model: Workload | None):
-        self.d, self.model, self.lanes = d, model, {}
+        self.d, self.model = d, model
+        self.lanes: dict[str, Lane] = {}
         self.node_pod = {p.node: p.name for p in sorted((model.pods.values() if model else []), key=lambda p: p.name)
                          if p.node}
         pods = sorted(model.pods.values(), key=lambda p: p.name) if model else []
@@ -192,7 +193,8 @@ def _ticks(t0: int, t1: int, scale) -> list[tuple[float, str]]:
 
 def _collapse_quiet(lanes: list[Lane]) -> list[Lane]:
     """Worker lanes with nothing on them become one "N quiet workers" lane per group."""
-    out, quiet = [], {}
+    out: list[Lane] = []
+    quiet: dict[str, list[Lane]] = {}
     for lane in lanes:
         if not lane.marks and (lane.group.startswith("slice") or lane.group == "workers"):
             quiet.setdefault(lane.group, []).append(lane)
@@ -219,7 +221,8 @@ def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None,
     t0, t1 = (min(stamps), max(stamps)) if stamps else (0, 1)  # the axis runs to the end of the data (or --at)
     span = max(t1 - t0, 1)
     scale = lambda ts: LEFT + 10 + (ts - t0) / span * (WIDTH - LEFT - 60)  # noqa: E731
-    groups, y, current, restarts = [], TOP, None, []
+    groups: list[tuple[str, float]] = []
+    y, current, restarts = TOP, None, []
     for lane in lanes:
         if lane.group != current:
             current = lane.group

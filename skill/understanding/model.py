@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..reading.objects import SPOT_LABELS, spot_placement
 from ..reading.names import HEAD_JOB, is_head_pod, worker_slot
@@ -62,7 +63,7 @@ def role_of(pod: str, labels: dict | None = None) -> tuple[str, int | None, int 
         return "worker", *slot
     if rjob:  # every replicated job but the head's runs Pathways workers, one Job per slice, one pod per host
         idx, host = labels.get("jobset.sigs.k8s.io/job-index"), labels.get(COMPLETION_INDEX_LABEL)
-        return "worker", int(idx) if str(idx).isdigit() else None, int(host) if str(host).isdigit() else None
+        return "worker", int(str(idx)) if str(idx).isdigit() else None, int(str(host)) if str(host).isdigit() else None
     return "other", None, None
 
 
@@ -152,7 +153,7 @@ class Workload:
     def add_objects(self, objects: list[dict]) -> None:
         for obj in objects:
             kind = obj.get("kind")
-            self.objects_seen.add(kind)
+            self.objects_seen.add(cast(str, kind))
             if kind == "Pod":
                 self._add_pod(obj)
             elif kind == "JobSet" and (self.jobset is None or obj["metadata"].get("name") == self.jobset):
@@ -217,7 +218,8 @@ class Workload:
             elif rec.reason in ("Started", "Pulled", "Created"):
                 info.ran = True
                 m = _PULLED_IMAGE.search(rec.text) if rec.reason == "Pulled" and rec.container else None
-                if m:  # the image a container runs, when the pod object is gone (kubelet's Pulled event names both)
+                # the image a container runs, when the pod object is gone (kubelet's Pulled event names both)
+                if m and rec.container:
                     c = info.containers.setdefault(rec.container, ContainerInfo(rec.container))
                     c.image = c.image or m.group(1)
             elif rec.reason == "Scheduled" and not info.node:

@@ -33,6 +33,7 @@ class Scope:
     namespace: str | None = None
     cluster: str | None = None
     project: str | None = None
+    location: str | None = None  # where it runs, when the caller knows (a record's own location label wins)
 
 
 def _window(scope: Scope) -> str:

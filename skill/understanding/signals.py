@@ -88,7 +88,7 @@ class Matcher:
         if not hits and not by_severity or addressed_to_a_reader(rec.text):
             return []
         if not hits:  # no signature, but a fatal severity: the symptom that severity carries
-            return [Signal("symptom", sym.id, SEVERITY_PATTERN, rec, {}) for sym in by_severity]
+            return [Signal("symptom", sym.id, SEVERITY_PATTERN, rec, {}) for sym in by_severity or ()]
         out = []
         for i in sorted(hits):
             kind, target, p = self._entries[i]

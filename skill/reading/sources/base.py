@@ -82,7 +82,8 @@ def connection_failure(err: BaseException) -> str | None:
     `err` (a requests or urllib3 error, or what it wraps) is a connection that could not be made at all; None for
     anything else (a reset, a read timeout, an HTTP status), which may pass on a retry."""
     names: set[str] = set()
-    todo, seen = [err], set()
+    todo: list[BaseException] = [err]
+    seen: set[int] = set()
     while todo and len(seen) < 32:  # the chain: urllib3's `reason`, __cause__/__context__, exceptions in args
         e = todo.pop()
         if id(e) in seen:

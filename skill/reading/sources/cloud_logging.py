@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ...errors import SourceError
 from ..objects import usable_objects
 from ..records import format_ns, parse_ts
-from .base import LogQuery, SourceStats, connection_failure, google_client
+from .base import LogQuery, Source, SourceStats, connection_failure, google_client
 
 Progress = Callable[[str], None]
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -330,7 +330,7 @@ class CloudLoggingSource:
 class LiveSource:
     """The Source protocol over a live workload: objects from the Kubernetes API, log entries from Cloud Logging."""
 
-    def __init__(self, logging: CloudLoggingSource, kube=None, *, keep: bool = False):
+    def __init__(self, logging: Source, kube=None, *, keep: bool = False):
         self.logging = logging
         self.kube = kube
         self.stats = logging.stats

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import orjson
 
@@ -38,7 +38,7 @@ def list_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
 
 
-def iter_documents(path: Path, report: FileReport) -> Iterator[object]:
+def iter_documents(path: Path, report: FileReport) -> Generator[object, None, None]:
     """Every top-level JSON value of a file: elements of an array, the one document, or each JSON line."""
     with open(path, "rb") as fb:
         head = fb.read(4096)
@@ -177,9 +177,9 @@ def _line_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
 
 def _open_text(path: Path, report: FileReport):
     # Bytes that are not UTF-8 are replaced, and the report says so, rather than failing the file.
-    def errors_seen(err: UnicodeDecodeError):
+    def errors_seen(err: UnicodeError) -> tuple[str, int]:  # registered for decoding only: a UnicodeDecodeError
         report.replaced_bytes = True
-        return ("\ufffd", err.end)
+        return ("\ufffd", cast(UnicodeDecodeError, err).end)
 
     import codecs
 

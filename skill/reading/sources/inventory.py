@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from ..records import as_object
 
 
-def is_log_entry(doc: object) -> bool:
+def is_log_entry(doc: object) -> TypeGuard[dict]:
     return isinstance(doc, dict) and ("insertId" in doc or "logName" in doc) and "kind" not in doc
 
 
-def is_k8s_object(doc: object) -> bool:
+def is_k8s_object(doc: object) -> TypeGuard[dict]:
     return isinstance(doc, dict) and isinstance(doc.get("kind"), str) and "apiVersion" in doc
 
 

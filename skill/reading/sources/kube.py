@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from typing import cast
 
 from ...errors import SourceError
 from .base import SourceStats, connection_failure
@@ -152,7 +153,7 @@ class KubernetesSource:
         items: list[dict] = []
         cont, restarted = None, False
         while True:
-            extra = {"_continue": cont} if cont else {}
+            extra: dict[str, str] = {"_continue": cont} if cont else {}
             try:
                 doc = self._call(what, fn, *args, limit=PAGE, **kw, **extra)
             except _Expired:
@@ -200,7 +201,7 @@ class KubernetesSource:
         if ns != "default":  # node events are recorded in the default namespace
             events += self._list("node events", "Event", core.list_namespaced_event, "default",
                                  field_selector="involvedObject.kind=Node")
-        names = sorted({(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""})
+        names = cast(list[str], sorted({(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""}))
         nodes = self._nodes(core, names)
         # The order a saved folder replays in (events.json, jobset.json, nodes.json, pods.json), so ties between
         # equally good evidence break the same way live and in replay.

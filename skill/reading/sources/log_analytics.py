@@ -25,6 +25,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from ...errors import InputError, SourceError
 from ..query import And, Node, Not, Or, parse
@@ -32,6 +33,9 @@ from ..evaluate import compile_filter
 from ..records import parse_ts
 from ..sql import ALL_LOGS, Uncompilable, compile_sql
 from .base import LogQuery, SourceStats, google_client
+
+if TYPE_CHECKING:
+    from sqlglot.expressions import Expression
 
 Progress = Callable[[str], None]
 _DATASET = re.compile(r"(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9](?::[a-z][-a-z0-9]*)?)\.(?P<dataset>[A-Za-z0-9_]{1,1024})")
@@ -82,8 +86,8 @@ def loosen(node: Node) -> Node | None:
             kept = [k for k in (loosen(i) for i in items) if k is not None]
             return And(tuple(kept)) if kept else None
         case Or(items):
-            kept = [loosen(i) for i in items]
-            return None if any(k is None for k in kept) else Or(tuple(kept))
+            loose = [loosen(i) for i in items]
+            return None if any(k is None for k in loose) else Or(tuple(cast(list[Node], loose)))
         case Not(item):
             return node if _exact(item) else None
     return node if _exact(node) else None
@@ -157,6 +161,7 @@ class LogAnalyticsSource:
         """The BigQuery SQL for q (LIMIT `limit`), and whether its WHERE is q's filter exactly (not loosened)."""
         if q.filter not in self._where:
             node = parse(q.filter)
+            pred: Expression | None
             try:
                 pred, exact = compile_sql(node, ALL_LOGS), True
             except Uncompilable:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from ..query import And, Call, Compare, Node, Not, Or, parse_cached
 from ..evaluate import Predicate, compile_node, parse_timestamp_ns, regex_bytes_test
@@ -48,7 +48,7 @@ def _known(node: Node, known: frozenset[str]) -> bool:
         case Call(name="log_id"):
             return "logName" in known
         case Call(path=path):
-            return bool(path) and path[0] in known
+            return bool(path and path[0] in known)
     return False
 
 
@@ -118,13 +118,7 @@ def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual 
     items = r.items if isinstance(r, And) else (r,)
     lo, hi, rest = 0, 1 << 126, []
     for it in items:
-        ns = None
-        if isinstance(it, Compare) and it.path == ("timestamp",) and it.op in (">=", ">", "<=", "<") and it.value:
-            try:
-                ns = parse_timestamp_ns(it.value)
-            except ValueError:
-                ns = None
-        if ns is None:
+        if not isinstance(it, Compare) or (ns := _timestamp_bound(it)) is None:
             rest.append(it)
         elif it.op == ">=":
             lo = max(lo, ns)
@@ -134,15 +128,25 @@ def route_plan(text: str, route: dict, known: tuple[str, ...]) -> TimedResidual 
             hi = min(hi, ns)
         else:
             hi = min(hi, ns - 1)
-    node = True if not rest else rest[0] if len(rest) == 1 else And(tuple(rest))
+    node: Node | Literal[True] = True if not rest else rest[0] if len(rest) == 1 else And(tuple(rest))
     left: Predicate | bool = True if node is True else compile_node(node)
     return TimedResidual(lo, hi, left, compile_node(r), _text_form(node), _pattern(node))
+
+
+def _timestamp_bound(c: Compare) -> int | None:
+    """The instant of a top-level `timestamp >= / > / <= / < T` term, or None (another term, or T unreadable)."""
+    if c.path == ("timestamp",) and c.op in (">=", ">", "<=", "<") and c.value:
+        try:
+            return parse_timestamp_ns(c.value)
+        except ValueError:
+            return None
+    return None
 
 
 OTHER_PAYLOADS = frozenset({"jsonPayload", "protoPayload"})  # absent from an entry whose payload is textPayload
 
 
-def _text_form(node: Node | bool) -> Callable[[bytes], bool] | bool | None:
+def _text_form(node: Node | Literal[True]) -> Callable[[bytes], bool] | bool | None:
     """node on entries with a textPayload string and no other payload, as a test of the string's UTF-8 bytes;
     None when node reads a field other than textPayload (then only the whole entry can answer)."""
     if node is True:
@@ -158,7 +162,7 @@ def _text_form(node: Node | bool) -> Callable[[bytes], bool] | bool | None:
     return lambda b: pred({"textPayload": b.decode()})
 
 
-def _pattern(node: Node | bool) -> str | None:
+def _pattern(node: Node | Literal[True]) -> str | None:
     """The pattern of node on entries whose only payload is a textPayload string, when it is `textPayload=~pattern`."""
     if node is True:
         return None

@@ -6,6 +6,7 @@ import heapq
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from typing import cast
 from itertools import chain, islice
 from pathlib import Path
 
@@ -151,7 +152,7 @@ class ReplaySource:
                 continue
             if first_pass:
                 self._count(ts)
-            yield ts, doc
+            yield ts, cast(dict, doc)  # a usable entry (a timestamp) is a LogEntry
         self._counted.add(path)
         self._finish(report)
 
