@@ -16,7 +16,7 @@ from ..reading.names import first_bucket
 from ..reading.records import rm_address
 from ..understanding.status import STUCK_PENDING_NS, Run, decide
 from ..understanding.signals import Signal
-from .ranking import CANDIDATE, STRONG, Hypo, combine, current_attempt, explained, explains, warned_and_went_on
+from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
 
 NS = 1_000_000_000
 # A program is still running when its last activity is within the progress-stopped check's wait of the end.
@@ -342,15 +342,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             notes.append("resolved, followed by steady progress to the end: " + ", ".join(h.failure_class for h in resolved))
         # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
         failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
-    # A warning the program went on past explains nothing that came after it, and ranks after what it failed of.
-    gone_past = warned_and_went_on(cands)
-    roots = [h for h in cands if not any(o is not h and o not in gone_past and explains(o, h) for o in cands)]
-    roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
-    roots = current_attempt(roots, symptoms, notes)
-    if gone_past:
-        roots = [h for h in roots if h not in gone_past] + [h for h in roots if h in gone_past]
-        notes.append("only warned about, and the same program went on to fail of something else: "
-                     + ", ".join(h.failure_class for h in gone_past))
+    roots, gone_past = roots_of(cands, symptoms, notes)
     if roots:
         root = roots[0]
         confidence = root.score

@@ -127,3 +127,16 @@ def warned_and_went_on(cands: list[Hypo]) -> list[Hypo]:
             out.append(h)
     return out
 
+
+def roots_of(cands: list[Hypo], symptoms: list[Signal], notes: list[str]) -> tuple[list[Hypo], list[Hypo]]:
+    """The candidates no other explains, in order (strong first, then by time), and those only warned about: a warning
+    the program went on past explains nothing that came after it, and ranks after what the program failed of."""
+    gone_past = warned_and_went_on(cands)
+    roots = [h for h in cands if not any(o is not h and o not in gone_past and explains(o, h) for o in cands)]
+    roots.sort(key=lambda h: (h.score < STRONG, h.first_ts, -h.score))
+    roots = current_attempt(roots, symptoms, notes)
+    if gone_past:
+        roots = [h for h in roots if h not in gone_past] + [h for h in roots if h in gone_past]
+        notes.append("only warned about, and the same program went on to fail of something else: "
+                     + ", ".join(h.failure_class for h in gone_past))
+    return roots, gone_past

@@ -47,7 +47,7 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
                 out.setdefault((kind, name), None)
     # the same failure on several pods (every worker refusing one flag, every sidecar one plugin): each pod it hit, the
     # first host in order first, up to MAX_SAME_PODS
-    firsts = {s.pattern.sid for s in primary(root)}
+    firsts = {s.pattern.sid for s in primary(root) if "Pod" in (root.entity_kinds or s.pattern.entities)}
     same = {p for s in root.strong_signals if s.pattern.sid in firsts and (p := pod_of(s))}
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
         out.setdefault(("Pod", pod), None)
