@@ -496,7 +496,7 @@ def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
 
 def test_the_latest_attempt_is_cited_where_its_burst_began():
     """Three attempts fail the same way; the last one on two hosts 0.2 s apart: its first line is cited."""
-    from skill.telling.citations import _latest_attempt
+    from skill.telling.citations import latest_attempt as _latest_attempt
 
     rx = "Compilation of jit_train_step (fingerprint 9c41d07e5ab23f18) failed: INTERNAL: RET_CHECK failure"
     recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),

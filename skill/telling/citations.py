@@ -76,7 +76,7 @@ def node_of(s: Signal) -> str | None:
     return s.record.node or s.groups.get("node")
 
 
-def _latest_attempt(root: Hypo) -> list[Signal]:
+def latest_attempt(root: Hypo) -> list[Signal]:
     """The root cause's own line the latest time it happened, when that is a later attempt (the JobSet or the kubelet
     restarted the pods or the container since the first): per signature and side (client on the head, or the rest),
     the latest line, if it is on another pod than the first or a restart later on the same pod (the one still there)."""
@@ -265,7 +265,7 @@ RULES: tuple[Rule, ...] = (
     Rule("first host", "a failure seen on several hosts at one moment: also the first host in order (slice 0 host 0)",
          lambda c: _first_host(c.root, diverse(primary(c.root))[:2])),
     Rule("latest attempt", "the same failure in a later attempt (another pod, or a container restart): where its final "
-         "burst began", lambda c: _latest_attempt(c.root)),
+         "burst began", lambda c: latest_attempt(c.root)),
     Rule("as raised", "a cited log line's error as the program raised it (the exception line within a minute)",
          lambda c: _raised(c.root, c.cited)),
     Rule("raising frame", "the traceback frame that names the component an error was raised from",

@@ -14,7 +14,7 @@ from ..reading.names import bucket_in, gke_vm_prefix, node_group_prefix, service
 from ..reading.records import Record
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
-from .citations import SAME_MOMENT_NS, node_of, pod_of, primary
+from .citations import SAME_MOMENT_NS, latest_attempt, node_of, pod_of, primary
 
 MAX_ENTITIES = 12
 MAX_SAME_PODS = 4
@@ -51,6 +51,10 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
     same = {p for s in root.strong_signals if s.pattern.sid in firsts and (p := pod_of(s))}
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
         out.setdefault(("Pod", pod), None)
+    # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect
+    for s in latest_attempt(root):
+        if (pod := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):
+            out.setdefault(("Pod", pod), None)
     cls = BY_ID[root.failure_class]
     if not any(k == "Pod" for k, _ in out):
         # a fault of the node (a VM that went away, its kernel, its memory): name the JobSet's pods that ran on it (the
