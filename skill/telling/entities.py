@@ -53,8 +53,8 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
         out.setdefault(("Pod", pod), None)
     # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect
     for s in latest_attempt(root):
-        if (pod := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):
-            out.setdefault(("Pod", pod), None)
+        if (again := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):
+            out.setdefault(("Pod", again), None)
     cls = BY_ID[root.failure_class]
     if not any(k == "Pod" for k, _ in out):
         # a fault of the node (a VM that went away, its kernel, its memory): name the JobSet's pods that ran on it (the
