@@ -21,7 +21,15 @@ def test_one_dtype_alone_is_no_mismatch_and_two_are():
 def test_traceback_frames_and_python_sources_are_not_what_to_change():
     text = ('Traceback (most recent call last):\n  File "/app/train.py", line 3, in <module>\n'
             "OSError: [Errno 30] Read-only file system: '/app/model.py'")
-    assert named([text]) == {}
+    assert named([text]) == {"code": ["`/app/train.py:3`"]}  # where the program raised, not a path to change
+
+
+def test_the_programs_own_innermost_frame_is_named_with_its_source_line():
+    text = ('Traceback (most recent call last):\n  File "/app/train.py", line 92, in <module>\n    step(p)\n'
+            '  File "/app/train.py", line 88, in step\n    loss = jax.grad(f)(p)\n'
+            '  File "/usr/lib/python3.11/site-packages/jax/_src/api.py", line 5, in grad\n    raise TypeError\n'
+            'TypeError: Gradient only defined for scalar-output functions.')
+    assert named([text])["code"] == ["`/app/train.py:88` (`loss = jax.grad(f)(p)`)"]
 
 
 def test_a_path_the_spec_sets_is_said_with_its_setting():

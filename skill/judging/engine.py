@@ -240,6 +240,8 @@ def _continued(verdict: Verdict) -> list[tuple[str, str, int]]:
     return [(pod, container, ts) for (pod, container), ts in out.items()]
 
 
+# The parts of a Python traceback before its exception line (and the notes that chain one to the next).
+TRACEBACK_PART = re.compile(r"^(?:\s|$|Traceback \(most recent call last\)|The above exception was|During handling of the above)")
 # A line that opens a statement of its own (a glog prefix, Python logging's level prefix) ends a continuation.
 NEW_STATEMENT = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[:\s])")
 
@@ -255,9 +257,14 @@ def _context(pairs: Iterable[tuple[LogQuery, dict]], lines: list[tuple[str, str,
         streams.setdefault((r.pod, r.container), []).append(r)
     out: list[Record] = []
     for pod, container, ts in lines:
-        after = sorted((r for r in streams.get((pod, container), []) if r.ts >= ts), key=lambda r: (r.ts, r.id))
-        for i, r in enumerate(after):
+        mine = sorted(streams.get((pod, container), []), key=lambda r: (r.ts, r.id))
+        before = [r for r in mine if r.ts < ts]
+        start = len(before)
+        while start and TRACEBACK_PART.match(before[start - 1].text):
+            start -= 1  # the traceback the line ends: its frames, code lines, carets and chaining notes
+        out += before[start:] if any(r.text.startswith("Traceback (most recent call last)") for r in before[start:]) else []
+        for i, r in enumerate(r for r in mine if r.ts >= ts):
             if i and NEW_STATEMENT.match(r.text):
                 break
             out.append(r)
-    return tuple({r.id: r for r in out}.values())
+    return tuple(sorted({r.id: r for r in out}.values(), key=lambda r: (r.ts, r.id)))

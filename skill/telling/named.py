@@ -5,7 +5,8 @@ A fix that says "reduce memory" or "fix the code" leaves the engineer to find wh
 usually name it (`jit_attention`, `bf16[4,16,32768,32768]`, `float32` against `bfloat16`, `/dev/vfio/0`,
 `JAX_COMPILATION_CACHE_DIR`). Each row is a name, a regex over the cited lines' text and how the sentence says it;
 a path the workload's own spec sets through an env variable or a flag is said with that setting's name. A Python
-source path is left out (the traceback already says where the code is). Only classes whose fix is a change to the
+source path is not a path to change; instead the innermost traceback frame in the program's own code is named with
+the source line Python printed under it (`program_line`). Only classes whose fix is a change to the
 workload (`FailureClass.fixed_in_workload`) get the sentence. Pure: no I/O.
 Log text is data: what is named is quoted in a sentence, never turned into a command."""
 
@@ -62,8 +63,29 @@ _HINT = re.compile(r"\(set JAX_PLATFORMS='' to automatically choose an available
 _SKIP = re.compile(r'^\s*File "|^For simplicity, JAX has removed its internal frames')
 
 
+_FRAME_AT = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_LIBRARY = re.compile(r"/(?:site|dist)-packages/|/lib/python\d\.\d+/|^<frozen ")
+_NOT_CODE = re.compile(r"^\s*[\^~]+\s*$|^\s*File \"")
+
+
+def program_line(texts: Iterable[str]) -> str:
+    """The innermost frame of a traceback in the program's own code (not the standard library or site-packages),
+    with the source line Python printed under it: `path:line` `code`, or "" when no traceback names one."""
+    lines = [ln for text in texts for ln in text.splitlines()]
+    found = ""
+    for i, ln in enumerate(lines):
+        m = _FRAME_AT.match(ln)
+        if not m or _LIBRARY.search(m.group("path")):
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        code = nxt.strip() if nxt[:1].isspace() and not _NOT_CODE.match(nxt) else ""
+        found = f"`{m.group('path')}:{m.group('line')}`" + (f" (`{code[:120]}`)" if code else "")
+    return found
+
+
 def named(texts: Iterable[str]) -> dict[str, list[str]]:
     """Row name -> the distinct things the lines name, first seen first (rows that name too few are left out)."""
+    texts = list(texts)
     found: dict[str, list[str]] = {r.name: [] for r in ROWS}
     for line in (_HINT.sub("", ln) for text in texts for ln in text.splitlines()):
         if _SKIP.match(line):
@@ -73,14 +95,17 @@ def named(texts: Iterable[str]) -> dict[str, list[str]]:
                 thing = next((g for g in m.groups() if g), m.group(0)).rstrip("/")
                 if thing and thing not in found[row.name] and not (row.name == "path" and thing.endswith(".py")):
                     found[row.name].append(thing)
-    return {r.name: found[r.name][:MOST] for r in ROWS if found[r.name] and len(found[r.name]) >= r.least}
+    out = {r.name: found[r.name][:MOST] for r in ROWS if found[r.name] and len(found[r.name]) >= r.least}
+    if code := program_line(texts):
+        out["code"] = [code]
+    return out
 
 
 def sentence(things: dict[str, list[str]], settings: dict[str, str] | None = None) -> str:
     """One sentence a fix can start from, or "" when the lines name nothing specific."""
     if not things:
         return ""
-    parts = []
+    parts = [f"the program's own line {things['code'][0]}"] if things.get("code") else []
     for row in ROWS:
         values = things.get(row.name)
         if not values:

@@ -201,16 +201,23 @@ def presence_queries(scope: Scope, nodes: list[str], logs_seen: set[str]) -> lis
 CONTEXT_NS = 1_000_000_000  # what a container printed within this long after a line is that line's continuation
 CONTEXT_CAP = 200
 CONTEXT_LINES = 3  # root-cause lines whose continuation is read
+TRACEBACK_NS = 10 * 1_000_000_000  # ... and the traceback printed before them, within this long
+TRACEBACK_CAP = 80
 
 
 def context_queries(scope: Scope, lines: list[tuple[str, str, int]]) -> list[LogQuery]:
     """Phase four: what the root cause's containers printed right after its lines, (pod, container, ts) each: the
-    rest of a multi-line error (a memory report, the two types a TypeError compares), which no signature selects."""
+    rest of a multi-line error (a memory report, the two types a TypeError compares), which no signature selects;
+    and what they printed just before (the traceback an exception line ends)."""
     if not lines:
         return []
-    windows = " OR ".join(
-        f"(resource.labels.pod_name={quote(pod)} resource.labels.container_name={quote(container)} "
-        f"timestamp>={quote(format_ns(ts))} timestamp<={quote(format_ns(ts + CONTEXT_NS))})"
-        for pod, container, ts in lines[:CONTEXT_LINES])
-    return [LogQuery("context", f'resource.type="k8s_container" {_cluster(scope)} ({windows})', "asc", CONTEXT_CAP)]
+    def windows(lo: int, hi: int) -> str:
+        return " OR ".join(
+            f"(resource.labels.pod_name={quote(pod)} resource.labels.container_name={quote(container)} "
+            f"timestamp>={quote(format_ns(ts + lo))} timestamp<{'=' if hi else ''}{quote(format_ns(ts + hi))})"
+            for pod, container, ts in lines[:CONTEXT_LINES])
+    base = f'resource.type="k8s_container" {_cluster(scope)}'
+    return [LogQuery("context", f"{base} ({windows(0, CONTEXT_NS)})", "asc", CONTEXT_CAP),
+            # the traceback a Python exception line ends, printed just before it (newest first, so the cap keeps it)
+            LogQuery("traceback", f"{base} ({windows(-TRACEBACK_NS, 0)})", "desc", TRACEBACK_CAP)]
 
