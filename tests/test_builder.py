@@ -50,8 +50,9 @@ def test_files_are_well_formed(case: Path):
     files = load_json(case)
     assert "logs.json" in files
     logs = files["logs.json"]
-    # held-out authors wrote long crash loops and splice whole recordings (real start-up logs, crash pages)
-    assert (case / "logs.json").stat().st_size < (2 if case.parent == FIXTURES else 4) * MB
+    # held-out authors wrote long crash loops and splice whole recordings (real start-up logs, crash pages); a held-out
+    # case moved into the library keeps its data (case-240: the recorded libtpu start-up on every worker of two slices)
+    assert (case / "logs.json").stat().st_size < (3 if case.parent == FIXTURES else 4) * MB
     # A workload none of whose pods ever ran (Kueue-suspended, pod creation refused) exports only a few events.
     ran = any(p.get("status", {}).get("containerStatuses") for p in files.get("pods.json", {}).get("items", []))
     floor = 100 if ran and case.parent == FIXTURES else 5  # (held-out authors kept some short; their keys still count)

@@ -214,10 +214,10 @@ def context_queries(scope: Scope, lines: list[tuple[str, str, int]]) -> list[Log
     def windows(lo: int, hi: int) -> str:
         return " OR ".join(
             f"(resource.labels.pod_name={quote(pod)} resource.labels.container_name={quote(container)} "
-            f"timestamp>={quote(format_ns(ts + lo))} timestamp<{'=' if hi else ''}{quote(format_ns(ts + hi))})"
+            f"timestamp>={quote(format_ns(ts + lo))} timestamp<={quote(format_ns(ts + hi))})"
             for pod, container, ts in lines[:CONTEXT_LINES])
     base = f'resource.type="k8s_container" {_cluster(scope)}'
     return [LogQuery("context", f"{base} ({windows(0, CONTEXT_NS)})", "asc", CONTEXT_CAP),
             # the traceback a Python exception line ends, printed just before it (newest first, so the cap keeps it)
-            LogQuery("traceback", f"{base} ({windows(-TRACEBACK_NS, 0)})", "desc", TRACEBACK_CAP)]
+            LogQuery("traceback", f"{base} ({windows(-TRACEBACK_NS, -1)})", "desc", TRACEBACK_CAP)]
 
