@@ -15,15 +15,31 @@ import logging, sys
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s] %(message)s")
 log = logging.getLogger("colocated_python")
 import jax
-log.info("jax %s on %s; python %s", jax.__version__, jax.devices(), sys.version.split()[0])
 try:
     import cloudpickle as pk
 except ImportError:
     import pickle as pk
-payload = sys.stdin.buffer.read()
-log.info("received function payload (%d bytes)", len(payload))
-fn = pk.loads(payload)
-log.info("loaded %s", fn)
+
+
+def load_function(payload):
+    return pk.loads(payload)
+
+
+def serve(stream):
+    log.info("jax %s on %s; python %s", jax.__version__, jax.devices(), sys.version.split()[0])
+    payload = stream.read()
+    log.info("received function payload (%d bytes)", len(payload))
+    try:
+        fn = load_function(payload)
+    except Exception:
+        log.exception("could not deserialize the colocated function; returning the error to the caller")
+        return 1
+    log.info("loaded %s", fn)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.stdin.buffer))
 """
 
 pkg = tempfile.mkdtemp(prefix="rec-b24-client-")
@@ -44,6 +60,10 @@ except ImportError:
 payload = pk.dumps(tokenize_batch)
 kw = child_kwargs()
 env = {**kw.pop("env"), "JAX_PLATFORMS": "cpu"}
-r = subprocess.run([sys.executable, "-c", SIDECAR], input=payload, env=env, cwd="/", **kw)
+srv_dir = "/tmp/rec-b24-sidecar"
+os.makedirs(srv_dir, exist_ok=True)
+with open(os.path.join(srv_dir, "server.py"), "w") as f:
+    f.write(SIDECAR)
+r = subprocess.run([sys.executable, os.path.join(srv_dir, "server.py")], input=payload, env=env, cwd="/", **kw)
 note(f"sidecar exited with {exit_code(r.returncode)}")
 sys.exit(exit_code(r.returncode))
