@@ -5,7 +5,7 @@ The trainer notices its workers died and stops."""
 
 import multiprocessing as mp
 import sys
-import time
+import time  # noqa: F401 - kept so the recorded line numbers still match this file
 
 
 def augment_worker(worker_id, q):
