@@ -15,7 +15,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 path = os.environ["TPU_LIBRARY_PATH"]
 os.makedirs(os.path.dirname(path), exist_ok=True)
 flags = {"newer": ["-DPJRT_MAJOR=1", "-DPJRT_MINOR=2"], "null": ["-DNULL_API"]}[form]
-cc = shutil.which("gcc") or shutil.which("cc")
+cc = shutil.which("gcc") or shutil.which("cc") or "gcc"
 rc = subprocess.run([cc, "-shared", "-fPIC", "-O2", *flags, "-o", path, os.path.join(here, "b24_pjrt_stub.c")]).returncode
 note(f"compiled b24_pjrt_stub.c {' '.join(flags)} with {cc} to {path}: rc {rc}")
 

@@ -112,7 +112,7 @@ elif mode == "stall-callback":
     from jax.experimental import io_callback
 
     metrics_lock = threading.Lock()
-    history = []
+    history: list[float] = []
 
     def record(loss):
         with metrics_lock:
