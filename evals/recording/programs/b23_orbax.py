@@ -9,7 +9,6 @@ import os
 import resource
 import shutil
 import signal
-import sys
 
 import jax
 import jax.numpy as jnp
