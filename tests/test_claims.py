@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from skill.api import analyse_replay
 from skill.judging.engine import Analysis
 from skill.telling.explain import build
 
@@ -51,10 +50,10 @@ CLAIMS = (
 
 
 @pytest.fixture(scope="module")
-def explained() -> dict[str, tuple[str, Analysis]]:
+def explained(replayed) -> dict[str, tuple[str, Analysis]]:
     out = {}
     for case in CASES:
-        a = analyse_replay(case)
+        a = replayed.analysis(case)  # the session's cache: each library incident is analysed once per run
         out[case.name] = (build(a, logging_requests=0).root_cause.explanation, a)
     return out
 
