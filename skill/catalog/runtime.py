@@ -213,10 +213,6 @@ USER_CODE_ERROR = FailureClass(
                 entities=_PC, id="multi_controller", origin="recording:b20-coordinator-dns",
                 example="F1205 13:12:28.560447    2705 client.h:80] Terminating process because the JAX distributed "
                         "service detected fatal errors. This most likely indicates that another task died"),
-        Pattern(r"jax\.distributed\.initialize\(", 0.3, user_only=True, entities=_PC, support=True, id="multi_controller",
-                origin="recording:b20-coordinator-dns",
-                example="jax.distributed.initialize(coordinator_address='rl-actor-v5e-coord-0-0.rl-actor-v5e:8476', "
-                        "num_processes=4, process_id=3)"),
     ),
     explanation="The user's program in {{ pod }} raised {{ detail }} and no infrastructure event explains it.",
     lookalikes=("hbm_oom", "proxy_unreachable", "checkpoint_failure"),
