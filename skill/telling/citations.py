@@ -18,7 +18,7 @@ from ..understanding.model import Workload
 from ..reading.names import is_head_pod, worker_ordinal
 from ..understanding.signals import Signal
 from ..reading.records import Record
-from .named import named
+from .named import FRAME_AT, LIBRARY, named
 
 MAX_ROOT_EVIDENCE = 6
 SAME_MOMENT_NS = 5 * 1_000_000_000
@@ -230,8 +230,6 @@ def _named_lines(c: Context) -> list[Signal]:
 # A process's crash report (Python's faulthandler, absl's failure-signal handler) lists where it stopped after the
 # line that says it crashed; the first frame in the program's own code is the line to read.
 CRASH = re.compile(r"Fatal Python error: |^\*\*\* SIG[A-Z]+ |^Current thread 0x")
-FRAME_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
-LIBRARY = re.compile(r"/(?:site|dist)-packages/|/lib/python\d\.\d+/|^<frozen ")
 
 
 def _where_it_stopped(c: Context) -> list[Signal]:
@@ -245,7 +243,7 @@ def _where_it_stopped(c: Context) -> list[Signal]:
         # faulthandler names the crashing thread "Current thread"; its frames come first when it is there
         current = next((i for i, r in enumerate(after) if r.text.startswith("Current thread 0x")), 0)
         for r in after[current:]:
-            m = FRAME_LINE.match(r.text)
+            m = FRAME_AT.match(r.text)
             if m and not LIBRARY.search(m.group("path")):
                 out.append(Signal("cause", c.verdict.failure_class, CONTINUATION, r, {}))
                 seen.add(stream)

@@ -63,8 +63,9 @@ _HINT = re.compile(r"\(set JAX_PLATFORMS='' to automatically choose an available
 _SKIP = re.compile(r'^\s*File "|^For simplicity, JAX has removed its internal frames')
 
 
-_FRAME_AT = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_LIBRARY = re.compile(r"/(?:site|dist)-packages/|/lib/python\d\.\d+/|^<frozen ")
+# A traceback frame, and a path that is the standard library's or an installed package's, not the program's own.
+FRAME_AT = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+LIBRARY = re.compile(r"/(?:site|dist)-packages/|/lib/python\d\.\d+/|^<frozen ")
 _NOT_CODE = re.compile(r"^\s*[\^~]+\s*$|^\s*File \"")
 
 
@@ -74,8 +75,8 @@ def program_line(texts: Iterable[str]) -> str:
     lines = [ln for text in texts for ln in text.splitlines()]
     found = ""
     for i, ln in enumerate(lines):
-        m = _FRAME_AT.match(ln)
-        if not m or _LIBRARY.search(m.group("path")):
+        m = FRAME_AT.match(ln)
+        if not m or LIBRARY.search(m.group("path")):
             continue
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         code = nxt.strip() if nxt[:1].isspace() and not _NOT_CODE.match(nxt) else ""

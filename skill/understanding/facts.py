@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno as errno_mod
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -107,26 +107,32 @@ LOCAL = re.compile(r"(?:'|\"|: )(/(?:[\w.@+-]+/)+[\w.@+-]*)")  # an absolute loc
 ERRNO = re.compile(r"\[Errno (\d+)\]")
 
 
+def _path_words(objects: Iterable[dict], env_first: bool = False) -> Iterator[tuple[str, str, str]]:
+    """(setting, path or gs:// URL, how it was set) for every path the JobSet's and pods' containers set, container by
+    container: "env" (an env variable), "flag" (a `--name=value` word), "arg" (a `name=value` word), "word" (another
+    `name: /path` spelling), "pair" (a `--name value` pair of words)."""
+    for obj in objects:
+        for c in _containers(obj):
+            env = [(str(e.get("name", "")), str(e["value"]), "env") for e in c.get("env") or []
+                   if isinstance(e, dict) and str(e.get("value", "")).startswith(("gs://", "/"))]
+            words = [str(w) for w in (c.get("command") or []) + (c.get("args") or []) if isinstance(w, (str, int))]
+            args = []
+            for i, w in enumerate(words):
+                for m in _SETTING.finditer(w):
+                    args.append((m.group(1), m.group(2),
+                                 "flag" if w.lstrip().startswith("-") else ("arg" if "=" in w else "word")))
+                if w.startswith("-") and i + 1 < len(words) and words[i + 1].startswith(("gs://", "/")):
+                    args.append((w.lstrip("-"), words[i + 1], "pair"))
+            yield from (env + args if env_first else args + env)
+
+
 def workload_roles(objects: Iterable[dict]) -> Roles:
     """gs:// locations in the JobSet's and pods' container args, commands and env, with the role their setting names."""
     found: dict[str, str] = {}
-
-    def note(key: str, url: str) -> None:
+    for key, url, _how in _path_words(objects):
         role = next((r for rx, r in PATH_ROLES if re.search(rx, key, re.I)), "")
         if role and url not in found:
             found[url.rstrip("/")] = role
-
-    for obj in objects:
-        for c in _containers(obj):
-            words = [str(w) for w in (c.get("command") or []) + (c.get("args") or []) if isinstance(w, (str, int))]
-            for i, w in enumerate(words):
-                for m in _SETTING.finditer(w):
-                    note(m.group(1), m.group(2))
-                if w.startswith("-") and i + 1 < len(words) and words[i + 1].startswith(("gs://", "/")):
-                    note(w.lstrip("-"), words[i + 1])
-            for env in c.get("env") or []:
-                if isinstance(env, dict) and str(env.get("value", "")).startswith(("gs://", "/")):
-                    note(str(env.get("name", "")), str(env["value"]))
     return Roles(sorted(found.items(), key=lambda kv: -len(kv[0])))
 
 
@@ -134,16 +140,9 @@ def path_settings(objects: Iterable[dict]) -> dict[str, str]:
     """Each path or gs:// URL the JobSet's and pods' containers set, with the env variable or flag that sets it
     ('/var/cache/jax' -> 'JAX_COMPILATION_CACHE_DIR'), so a fix can name the setting to change, not only the path."""
     found: dict[str, str] = {}
-    for obj in objects:
-        for c in _containers(obj):
-            for env in c.get("env") or []:
-                if isinstance(env, dict) and str(env.get("value", "")).startswith(("gs://", "/")):
-                    found.setdefault(str(env["value"]).rstrip("/"), str(env.get("name", "")))
-            words = [str(w) for w in (c.get("command") or []) + (c.get("args") or []) if isinstance(w, (str, int))]
-            for w in words:
-                for m in _SETTING.finditer(w):
-                    if w.lstrip().startswith("-") or "=" in w:
-                        found.setdefault(m.group(2).rstrip("/"), ("--" if w.lstrip().startswith("-") else "") + m.group(1))
+    for key, path, how in _path_words(objects, env_first=True):
+        if how in ("env", "flag", "arg"):
+            found.setdefault(path.rstrip("/"), ("--" if how == "flag" else "") + key)
     return {k: v for k, v in found.items() if k and v}
 
 
