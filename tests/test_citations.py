@@ -16,7 +16,7 @@ def cited_by_rule(replayed) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {r.name: set() for r in RULES}
     for case in CASES:
         a = replayed.analysis(case)
-        for rule, _s in cite(a.model, a.verdict, a.context):
+        for rule, _s in cite(a.model, a.verdict, a.context, a.last_words):
             out[rule].add(case.name)
     return out
 
@@ -28,7 +28,7 @@ def test_every_rule_cites_something_in_the_library(rule, cited_by_rule):
 
 def test_each_id_is_cited_once_in_rule_order(replayed):
     a = replayed.analysis(CASES[0])
-    ids = [s.record.id for _rule, s in cite(a.model, a.verdict, a.context)]
+    ids = [s.record.id for _rule, s in cite(a.model, a.verdict, a.context, a.last_words)]
     assert len(ids) == len(set(ids))
 
 

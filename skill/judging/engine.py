@@ -8,18 +8,22 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..catalog import CLASSES
 from .classify import Verdict, classify
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
 from ..understanding.model import Workload
 from ..reading.objects import jobset_records, node_records, pod_records
-from ..understanding.queries import Scope, context_queries, node_queries, presence_queries, workload_queries
+from ..understanding.queries import (Scope, context_queries, last_words_queries, node_queries, presence_queries,
+                                    workload_queries)
 from ..reading.records import Record, parse_ts, record_from_entry, record_from_event
 from ..understanding.signals import Matcher, Signal
 from ..reading.sources.base import LogQuery, Source, SourceStats
 
 NS = 1_000_000_000
+# The class decided from a run that stopped stepping (its absence rule), whose story phase five reads.
+STALL = next(c.id for c in CLASSES if c.absence and c.absence.kind == "progress_stopped")
 _MATCHER: Matcher | None = None
 
 
@@ -61,6 +65,7 @@ class Analysis:
     digest: Digest | None = None  # every record taken, grouped into templates (skill.understanding.digest), when asked for
     queries: tuple[LogQuery, ...] = ()  # the Logging filters the run read, in order (what live sends, replay evaluates)
     context: tuple[Record, ...] = ()  # what the root cause's containers printed right after its lines, by time
+    last_words: tuple[Record, ...] = ()  # a stalled run: what its program printed from its last step on, by time
 
 
 def jobsets_in(objects: Iterable[dict]) -> set[str]:
@@ -226,8 +231,30 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     continued = _continued(verdict)
     q4 = context_queries(scope, continued)
     context = _context(source.read(q4), continued) if q4 else ()
+    q5 = _last_words_queries(scope, model, verdict)
+    words = _records(source.read(q5)) if q5 else ()
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
-                    time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4), context)
+                    time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4 + q5), context, words)
+
+
+def _last_words_queries(scope: Scope, model: Workload, verdict: Verdict) -> list[LogQuery]:
+    """Phase five, only for a run that stopped stepping: the stream of the program whose steps stopped."""
+    last = model.last_progress
+    if verdict.failure_class != STALL or last is None or not (last.record.pod and last.record.container):
+        return []
+    return last_words_queries(scope, last.record.pod, last.record.container, last.ts, max(model.now, last.ts))
+
+
+def _records(pairs: Iterable[tuple[LogQuery, dict]]) -> tuple[Record, ...]:
+    """The entries as records, each once, by time; an entry that is no LogEntry was counted by the phases that matter."""
+    out: dict[str, Record] = {}
+    for _q, entry in pairs:
+        try:
+            r = record_from_entry(entry)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            continue
+        out.setdefault(r.id, r)
+    return tuple(sorted(out.values(), key=lambda r: (r.ts, r.id)))
 
 
 def _continued(verdict: Verdict) -> list[tuple[str, str, int]]:
@@ -249,11 +276,7 @@ NEW_STATEMENT = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d|(?:DEBUG|INFO|WARNING|ERR
 def _context(pairs: Iterable[tuple[LogQuery, dict]], lines: list[tuple[str, str, int]]) -> tuple[Record, ...]:
     """Per root-cause line, the lines its container printed right after it, up to the next statement of its own."""
     streams: dict[tuple[str | None, str | None], list[Record]] = {}
-    for _q, entry in pairs:
-        try:
-            r = record_from_entry(entry)
-        except (KeyError, TypeError, AttributeError, ValueError):
-            continue  # context only: an entry that is no LogEntry was counted by the phases that matter
+    for r in _records(pairs):
         streams.setdefault((r.pod, r.container), []).append(r)
     out: list[Record] = []
     for pod, container, ts in lines:

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from ..catalog import BY_ID, HEALTHY
 from ..catalog.types import PATHWAYS_CONTAINERS, Pattern
 from ..judging.classify import Hypo, Verdict
+from ..judging.engine import STALL
 from ..understanding.facts import EXCEPTION, FRAME_ID
 from ..understanding.model import Workload
 from ..reading.names import is_head_pod, worker_ordinal
 from ..understanding.signals import Signal
 from ..reading.records import Record
 from .named import FRAME_AT, LIBRARY, named
+from . import silence
 
 MAX_ROOT_EVIDENCE = 6
 SAME_MOMENT_NS = 5 * 1_000_000_000
@@ -191,6 +193,7 @@ class Context:
     verdict: Verdict
     cited: list[str]
     context: tuple[Record, ...] = ()  # what the root cause's containers printed right after its lines (engine phase four)
+    last_words: tuple[Record, ...] = ()  # a stalled run: its program's stream from its last step on (phase five)
 
     @property
     def root(self) -> Hypo:
@@ -251,6 +254,24 @@ def _where_it_stopped(c: Context) -> list[Signal]:
     return out
 
 
+# A line of a stalled program's story, cited as a supporting line of the stall.
+STORY = Pattern(r"", 0.0, support=True, id="stall-story", note="what the stalled program printed after its last step")
+
+
+def told(model: Workload, verdict: Verdict, last_words: tuple[Record, ...]) -> silence.Story | None:
+    """The stall's story, for a verdict of a run that stopped stepping whose program printed something after it."""
+    last = model.last_progress
+    if verdict.failure_class != STALL or last is None or not last_words:
+        return None
+    s = silence.story(last.record, last_words)
+    return None if s.empty else s
+
+
+def _story(c: Context) -> list[Signal]:
+    s = told(c.model, c.verdict, c.last_words)
+    return [Signal("cause", c.verdict.failure_class, STORY, r, {}) for r in silence.cited(s)] if s else []
+
+
 def _healthy(c: Context) -> list[Signal]:
     if c.verdict.failure_class != HEALTHY:
         return []
@@ -274,6 +295,9 @@ RULES: tuple[Rule, ...] = (
     Rule("where it stopped", "a cited crash line (Python's `Fatal Python error`, a `*** SIG...` page): the first frame "
          "of the crash report that printed after it in the program's own code (not the standard library or "
          "site-packages)", _where_it_stopped),
+    Rule("the stall's story", "a run that stopped stepping: what its program printed after its last step (its first "
+         "statements, once each), the first thread dump's first line and per thread (main first, at most three) the "
+         "call it waits in and its own innermost frame, and the first of what it kept printing meanwhile", _story),
     Rule("supporting facts", "the root class's supporting lines: object facts, lines near it in time, the quiet early "
          "warning on the same host; a line that recurs with every attempt also where the latest attempt shows it (first "
          "host in order)", lambda c: _support(c.root)),
@@ -285,12 +309,13 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def cite(model: Workload, verdict: Verdict, context: tuple[Record, ...] = ()) -> list[tuple[str, Signal]]:
+def cite(model: Workload, verdict: Verdict, context: tuple[Record, ...] = (),
+         last_words: tuple[Record, ...] = ()) -> list[tuple[str, Signal]]:
     """(rule name, signal) for every line the diagnosis cites as evidence, in order, each id once."""
     out: list[tuple[str, Signal]] = []
     cited: list[str] = []
     for rule in RULES:
-        for s in rule.pick(Context(model, verdict, list(cited), context)):
+        for s in rule.pick(Context(model, verdict, list(cited), context, last_words)):
             if s.record.id not in cited:
                 cited.append(s.record.id)
                 out.append((rule.name, s))

@@ -20,7 +20,8 @@ from ..judging.next_checks import next_checks
 from ..judging.ranking import Hypo
 from ..judging.sufficiency import sufficiency
 from ..reading.records import format_ns
-from .citations import cite, primary
+from . import silence
+from .citations import cite, primary, told
 from .entities import entities
 from .excerpt import clip, excerpt
 from .gaps import data_gaps
@@ -83,7 +84,9 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
     ents = entities(m, v.root, v.symptoms, triggers)
     ctx = context(m, v.root, ents, v.symptoms)
-    cited = [s.record for _rule, s in cite(m, v, a.context)]
+    cited = [s.record for _rule, s in cite(m, v, a.context, a.last_words)]
+    told_ = told(m, v, a.last_words)
+    ctx["story"] = silence.sentence(told_) if told_ else ""
     evidence = {r.id: evidence_item(r, m.project) for r in cited}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
@@ -101,6 +104,9 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
         at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
         fixes.insert(at, Fix(summary=pointer, command=None, risk="low"))
+    if told_ and (where := silence.fix(told_)):
+        at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
+        fixes.insert(at, Fix(summary=where, command=None, risk="low"))
     stats = a.stats
     return Diagnosis(
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,
@@ -108,7 +114,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         status=cast(Status, v.status), failure_class=v.failure_class, confidence=v.confidence,
         summary=f"{cls.title} ({v.status}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
-        hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms), fix=fixes,
+        hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms, told_), fix=fixes,
         data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(v, matrix),
         next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)),
         budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,

@@ -9,13 +9,15 @@ from ..reading.records import format_ns
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
 from .citations import failure_symptoms, primary
+from . import silence
 from .excerpt import clip, excerpt
 
 _SYMPTOM_TITLE = {s.id: s.title for s in SYMPTOMS}
 
 
-def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[TimelineItem]:
-    """Start-up milestones, first and last progress, the root cause's first lines and up to six failures, by time."""
+def timeline(model: Workload, root: Hypo, symptoms: list[Signal], story: silence.Story | None = None) -> list[TimelineItem]:
+    """Start-up milestones, first and last progress, the root cause's first lines, up to six failures and a stall's
+    story (what the program said after its last step, its first thread dump), by time."""
     items: list[tuple[int, str, list[str]]] = []
     for mid, label in (("rm_serving", "resource manager serving"), ("proxy_started", "IFRT proxy started"),
                        ("worker_serving", "first worker serving"), ("client_backend", "client connected to Pathways")):
@@ -36,5 +38,7 @@ def timeline(model: Workload, root: Hypo, symptoms: list[Signal]) -> list[Timeli
     for s in failure_symptoms(symptoms)[:6]:
         items.append((s.ts, f"{_SYMPTOM_TITLE.get(s.target, s.target)}: {clip(excerpt(s.record.text), 120)} ({s.record.resource})",
                       [s.record.id]))
+    if story is not None:
+        items += silence.moments(story)
     items.sort(key=lambda t: t[0])
     return [TimelineItem(timestamp=format_ns(ts) or "", summary=text, evidence=ids) for ts, text, ids in items if ts]

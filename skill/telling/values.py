@@ -65,6 +65,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity], symptoms: Sequence[
         "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
+        "story": "",  # a stalled run's story (telling.silence), filled in where the analysis read it
         "progress_seen": "yes" if activity(model) else "",
         # a sentence about restarts only when something restarted (the JobSet, or a container of its pods)
         "restarted": "yes" if model.jobset_restarts or any(p.restarts for p in model.pods.values())

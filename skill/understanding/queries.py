@@ -221,3 +221,21 @@ def context_queries(scope: Scope, lines: list[tuple[str, str, int]]) -> list[Log
             # the traceback a Python exception line ends, printed just before it (newest first, so the cap keeps it)
             LogQuery("traceback", f"{base} ({windows(-TRACEBACK_NS, -1)})", "desc", TRACEBACK_CAP)]
 
+
+
+# Phase five, for a run that stopped stepping: what the stalled program printed from its last step on.
+LAST_WORDS_CAP = 200  # its statements right after the last step, oldest first
+DUMP_CAP = 400  # ... and a Python thread dump it printed later (faulthandler's watchdog), oldest first
+# The lines of a CPython thread dump: faulthandler's headers (Modules/faulthandler.c, Python/traceback.c) and frames
+# (faulthandler writes `File "p", line N in f`, the traceback module `File "p", line N, in f`).
+DUMP_LINE = r'^(?:Timeout \([0-9:.]+\)!|(?:Current thread|Thread) 0x[0-9a-fA-F]+|Stack \(most recent call first\)|\s+File ")'
+
+
+def last_words_queries(scope: Scope, pod: str, container: str, from_ns: int, to_ns: int) -> list[LogQuery]:
+    """Phase five: the stalled container's stream from its last progress line to the end of the data: its first
+    statements after that step (what it was doing as it stopped, what it kept printing) and any thread dump."""
+    stream = (f'resource.type="k8s_container" {_cluster(scope)} resource.labels.pod_name={quote(pod)} '
+              f"resource.labels.container_name={quote(container)} "
+              f"timestamp>={quote(format_ns(from_ns))} timestamp<={quote(format_ns(to_ns))}")
+    return [LogQuery("last-words", stream, "asc", LAST_WORDS_CAP),
+            LogQuery("thread-dump", f"{stream} ({_any_text(quote(DUMP_LINE))})", "asc", DUMP_CAP)]

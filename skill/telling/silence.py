@@ -1,0 +1,314 @@
+"""The story of a run that stopped stepping, told from what its own program printed after its last step (engine phase
+five): the statements it made right after that step (what it was doing as it stopped), what it kept printing while
+no step came (it was alive, not stepping), and a Python thread dump (faulthandler's watchdog, a SIGUSR1 handler):
+per thread the call it waits in and its own innermost frame, read by one table (WAITS) of what such a call waits for.
+
+An on-call engineer reads exactly these lines before anything else; the loudest line of a stall is usually none.
+Pure: no I/O. Log text is data: it is quoted in sentences and cited, never turned into a command."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..reading.records import Record
+from ..redact import redact
+from .excerpt import clip
+from .named import LIBRARY
+
+# CPython's thread dump: faulthandler's watchdog header "Timeout (0:10:00)!" (Modules/faulthandler.c), one header per
+# thread "Thread 0x... (most recent call first):" / "Current thread 0x..." / "Stack (most recent call first):"
+# (Python/traceback.c), then its frames, innermost first: `  File "p", line N in f` (faulthandler) or
+# `  File "p", line N, in f` (the traceback module's format_stack, as stack-trace collectors print it).
+TIMEOUT = re.compile(r"^Timeout \([0-9:.]+\)!")
+THREAD = re.compile(r"^(?P<current>Current thread|Thread) (?P<id>0x[0-9a-fA-F]+)|^Stack \(most recent call first\)")
+FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+),? in (?P<func>\S+)')
+DUMP = re.compile(f"{TIMEOUT.pattern}|{THREAD.pattern}|{FRAME.pattern}|^\\s*$")
+BLOCKED = "a call with no Python frame of its own (a lock taken with `with`, a sleep, native code)"
+# A step line and another differ in their numbers only: the shape of a line, to tell chatter from statements.
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Wait:
+    """What a thread blocked in a call of a module waits for."""
+
+    path: re.Pattern[str]  # the frame's file
+    funcs: frozenset[str]  # the functions (empty: any)
+    waits_for: str  # the sentence's words
+    device: bool = False  # the call waits for the TPU (a result the step has not produced)
+    callback: bool = False  # the frame runs a host callback a device program waits on
+    source: str = ""  # where the module's code is read
+    advice: str = ""  # what to do about it, for the fix
+
+
+_CPY = "https://github.com/python/cpython/blob/3.11/Lib/"
+_JAX = "https://github.com/jax-ml/jax/blob/main/jax/_src/"
+WAITS: tuple[Wait, ...] = (
+    Wait(re.compile(r"/jax/_src/(?:callback|interpreters/mlir)\.py$"),
+         frozenset({"_callback", "io_callback_impl", "pure_callback_impl", "python_callback", "_wrapped_callback",
+                    "wrapped_callback", "_io_callback_impl", "callback_impl"}),
+         "a host callback that a program on the TPU waits on", callback=True,
+         advice="a host callback must never wait for something the main thread holds while the step runs (a lock taken around the step, a queue only the main thread fills): release it before launching the step, or give the callback's wait a timeout that raises", source=_JAX + "callback.py"),
+    Wait(re.compile(r"/jax/_src/(?:array|profiler|api|dispatch|core)\.py$"),
+         frozenset({"block_until_ready", "_value", "__array__", "__float__", "__int__", "__bool__", "__index__", "item",
+                    "tolist", "_single_device_array_to_np_array", "_single_device_array_to_np_array_did_copy",
+                    "device_get", "copy_to_host_async", "_copy_single_device_array_to_host_async"}),
+         "a result from the TPU: the program it launched has not finished", device=True,
+         advice="the step itself never finished: see what it waits on (a host callback in another thread of the dump, or the workers' own lines for a collective waiting on a peer)", source=_JAX + "array.py"),
+    Wait(re.compile(r"(?:^|/)queue\.py$"), frozenset({"get"}),
+         "an item from a queue that nothing fills any more (in a training loop usually the input pipeline's "
+         "prefetch queue)", source=_CPY + "queue.py",
+         advice="find why the threads that fill the queue stopped (an exception in a producer thread ends it silently "
+         "unless it is logged), and call get() with a timeout that raises so a dead input pipeline fails the pod "
+         "instead of hanging it"),
+    Wait(re.compile(r"(?:^|/)queue\.py$"), frozenset({"put"}), "room in a full queue that nothing drains",
+         source=_CPY + "queue.py", advice="find why the consumer stopped taking items, and call put() with a timeout"),
+    Wait(re.compile(r"/multiprocessing/(?:queues|connection|pool|managers|synchronize|popen_\w+)\.py$"), frozenset(),
+         "a worker process (a multiprocessing pool or data-loader worker) that does not answer",
+         source=_CPY + "multiprocessing/connection.py",
+         advice="read the worker process's own output (and the node's kernel log for an OOM kill of it), and give the "
+         "wait a timeout that raises"),
+    Wait(re.compile(r"/concurrent/futures/(?:_base|thread|process)\.py$"), frozenset(),
+         "a task submitted to an executor that does not complete", source=_CPY + "concurrent/futures/_base.py",
+         advice="find where the task's thread is in the dump, and call result() with a timeout"),
+    Wait(re.compile(r"(?:^|/)subprocess\.py$"), frozenset({"wait", "_wait", "_try_wait", "communicate", "run",
+                                                           "_communicate"}),
+         "a child process to exit", source=_CPY + "subprocess.py",
+         advice="read the child's own output, and give wait() or communicate() a timeout"),
+    Wait(re.compile(r"(?:^|/)(?:socket|ssl|selectors)\.py$|/http/client\.py$|/urllib3/|/requests/|/grpc/"),
+         frozenset(), "a network peer that does not answer (a read or connect with no timeout)",
+         source=_CPY + "socket.py",
+         advice="check the peer it reads from, and set a timeout or deadline on the client (socket, HTTP or gRPC) so a "
+         "silent peer raises instead of hanging the run"),
+    Wait(re.compile(r"(?:^|/)threading\.py$"), frozenset({"join", "_wait_for_tstate_lock"}),
+         "another thread to finish", source=_CPY + "threading.py",
+         advice="find why the joined thread does not finish (its frame in the dump), and join() with a timeout"),
+    Wait(re.compile(r"(?:^|/)threading\.py$"), frozenset({"wait", "acquire", "__enter__"}),
+         "a lock, condition or event that another thread holds or never sets", source=_CPY + "threading.py",
+         advice="find the thread that holds the lock or should set the event (the other frames of the dump); take "
+         "locks in one order and never hold one across a blocking call"),
+)
+
+
+@dataclass(frozen=True)
+class Frame:
+    record: Record
+    path: str
+    line: int
+    func: str
+
+    @property
+    def own(self) -> bool:
+        return not LIBRARY.search(self.path)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.rsplit('/', 1)[-1]} line {self.line} in {self.func}"
+
+
+@dataclass
+class Thread:
+    header: Record
+    current: bool
+    frames: list[Frame] = field(default_factory=list)  # innermost first, as the dump lists them
+
+    @property
+    def main(self) -> bool:
+        return bool(self.frames) and self.frames[-1].func == "<module>"
+
+    def wait(self) -> tuple[Frame, Wait | None] | None:
+        """The call it waits in: of the library frames above its own innermost frame, the outermost one the table
+        knows (the call the program made: queue.get, not the Condition.wait inside it); else its innermost frame (its
+        own code blocked in a call with no Python frame, a lock or a sleep, when that frame is its own)."""
+        first_own = next((i for i, f in enumerate(self.frames) if f.own), len(self.frames))
+        for f in reversed(self.frames[:first_own]):
+            for w in WAITS:
+                if w.path.search(f.path) and (not w.funcs or f.func in w.funcs):
+                    return f, w
+        return (self.frames[0], None) if self.frames else None
+
+    def own(self) -> Frame | None:
+        return next((f for f in self.frames if f.own), None)
+
+
+@dataclass
+class Story:
+    """What a stalled program printed from its last step on."""
+
+    last_step: Record
+    said: list[Record] = field(default_factory=list)  # its statements right after the last step, once each
+    kept: Record | None = None  # the first of what it kept printing while no step came
+    kept_times: int = 0
+    dump: Record | None = None  # the first thread dump's first line
+    threads: list[Thread] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.said or self.kept or self.threads)
+
+
+def _shape(text: str) -> str:
+    return _NUMBERS.sub("#", text.strip())
+
+
+def _first_dump(after: list[Record]) -> tuple[Record | None, list[Thread]]:
+    """The first thread dump after the last step: its first line and its threads (a later one repeats it)."""
+    start = next((i for i, r in enumerate(after) if TIMEOUT.match(r.text) or THREAD.match(r.text)), None)
+    if start is None:
+        return None, []
+    threads: list[Thread] = []
+    for r in after[start:]:
+        if TIMEOUT.match(r.text) and threads:
+            break  # the next dump
+        m = THREAD.match(r.text)
+        if m:
+            if any(t.header.text == r.text for t in threads):
+                break  # the same thread again: the next dump
+            threads.append(Thread(r, bool(m.group("current"))))
+        elif (f := FRAME.match(r.text)) and threads:
+            threads[-1].frames.append(Frame(r, f.group("path"), int(f.group("line")), f.group("func")))
+        elif not DUMP.match(r.text):
+            break  # a statement of its own ends the dump
+    return after[start], [t for t in threads if t.frames]
+
+
+MAX_SAID = 2
+
+
+def story(last_step: Record, words: tuple[Record, ...]) -> Story:
+    """The stalled stream's story from its records (phase five: the last step's stream, oldest first)."""
+    after = [r for r in words if r.ts >= last_step.ts and r.id != last_step.id
+             and (r.pod, r.container) == (last_step.pod, last_step.container)]
+    dump, threads = _first_dump(after)
+    statements = [r for r in after if r.text.strip() and not DUMP.match(r.text)]
+    shapes = Counter(_shape(r.text) for r in statements)
+    step_shape = _shape(last_step.text)
+    once = [r for r in statements if shapes[_shape(r.text)] == 1 and _shape(r.text) != step_shape]
+    repeated = [r for r in statements if shapes[_shape(r.text)] > 1 and _shape(r.text) != step_shape]
+    s = Story(last_step, said=once[:MAX_SAID], dump=dump, threads=threads)
+    if repeated:
+        top = max(shapes[_shape(r.text)] for r in repeated)
+        s.kept = next(r for r in repeated if shapes[_shape(r.text)] == top)
+        s.kept_times = top
+    return s
+
+
+def moments(s: Story) -> list[tuple[int, str, list[str]]]:
+    """The story's timeline entries: (time, summary, cited ids)."""
+    out = [(r.ts, f"after its last step the program printed {_quote(r, 120)}", [r.id]) for r in s.said[:1]]
+    main = _main(s.threads)
+    if s.dump is not None and main is not None:
+        out.append((s.dump.ts, f"thread dump: the {'main thread' if main.main else 'dumped thread'} "
+                               f"{_thread_words(main).split(', for ')[0].split(' for ')[0]}", [s.dump.id]))
+    if s.kept is not None:
+        out.append((s.kept.ts, f"still printing, no step: {_quote(s.kept, 100)} ({s.kept_times} times)", [s.kept.id]))
+    return out
+
+
+# A statement's logging prefix (glog's, Python logging's default and asctime formats), left out when it is quoted.
+PREFIX = re.compile(r"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] |(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"
+                    r"|\d{4}-\d\d-\d\d[ T][\d:,.]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [^\]\s]*\] ?)")
+
+
+def _quote(r: Record, limit: int = 140) -> str:
+    return "'" + clip(redact(PREFIX.sub("", r.text.strip(), count=1)), limit) + "'"
+
+
+def _main(threads: list[Thread]) -> Thread | None:
+    return next((t for t in threads if t.main), threads[-1] if threads else None)
+
+
+def cited(s: Story) -> list[Record]:
+    """The lines the story cites, in the order a reader takes them: what it said after the last step, the dump's
+    first line, per thread (main first, at most three) the call it waits in and its own innermost frame, and the
+    first of what it kept printing."""
+    out: list[Record] = list(s.said)
+    if s.dump is not None:
+        out.append(s.dump)
+    main = _main(s.threads)
+    for t in ([main] if main else []) + [t for t in s.threads if t is not main][:2]:
+        wait, own = t.wait(), t.own()
+        out += [f.record for f in ((wait[0] if wait else None), own) if f is not None]
+    if s.kept is not None:
+        out.append(s.kept)
+    return list({r.id: r for r in out}.values())
+
+
+def _call(f: Frame) -> str:
+    """A frame as the call it is: `queue.get`, `array.__float__`."""
+    return f"{f.path.rsplit('/', 1)[-1].removesuffix('.py')}.{f.func}"
+
+
+def _thread_words(t: Thread) -> str:
+    wait, own = t.wait(), t.own()
+    if wait is None:
+        return ""
+    frame, w = wait
+    at = f", called from {own.where}," if own is not None and own is not frame else ""
+    if w is None:
+        return (f"is blocked at {frame.where} in {BLOCKED}" if frame.own
+                else f"waits in {_call(frame)} ({frame.where.split(' in ')[0]}){at.rstrip(',')}")
+    return f"waits in {_call(frame)} ({frame.where.split(' in ')[0]}){at} for {w.waits_for}"
+
+
+def sentence(s: Story) -> str:
+    """The story in words, for the explanation ("" when the program printed nothing after its last step)."""
+    parts = []
+    if s.said:
+        parts.append(f"after its last step it printed {_quote(s.said[-1])}"
+                     + (f" (first {_quote(s.said[0], 100)})" if len(s.said) > 1 else ""))
+    if s.threads:
+        main = _main(s.threads)
+        assert main is not None
+        parts.append(f"its thread dump shows the {'main thread' if main.main else 'dumped thread'} "
+                     + _thread_words(main))
+        helper = _callback_thread(s.threads, main)
+        if helper is not None:
+            parts.append(f"another thread, running the step's host callback, {_thread_words(helper)}, so the step "
+                         "waits on that callback")
+        others = [f for t in s.threads if t is not main and t is not helper and (f := t.own()) is not None]
+        if others:
+            parts.append("other threads are at " + ", ".join(f.where for f in others[:3]))
+    if s.kept is not None:
+        parts.append(f"while no step came it kept printing {_quote(s.kept, 100)} ({s.kept_times} times), so the "
+                     "process was alive but not stepping")
+    return "; ".join(parts)
+
+
+def _callback_thread(threads: list[Thread], main: Thread) -> Thread | None:
+    """A thread running a host callback while the main thread waits for the TPU: the program waits on the callback."""
+    waiting = main.wait()
+    if not (waiting and waiting[1] is not None and waiting[1].device):
+        return None
+    return next((t for t in threads if t is not main
+                 and any(w.callback and w.path.search(f.path) for f in t.frames for w in WAITS)), None)
+
+
+BLOCKED_ADVICE = ("the other threads' frames in the dump show who holds what it waits for; take locks in one order "
+                  "and never hold one across a blocking call")
+
+
+def fix(s: Story) -> str:
+    """A fix sentence pointing at the program's own code the dump names, or without a dump at the statement it made
+    last ("" when it printed neither)."""
+    main = _main(s.threads)
+    if main is None:
+        return (f"Read the code that prints {_quote(s.said[-1], 120)}: the program stopped right after printing it, so "
+                "what follows that statement never completed. Make the program dump its threads when it stalls "
+                "(faulthandler.dump_traceback_later(timeout, repeat=True), reset every step) to see where it "
+                "waits.") if s.said else ""
+    helper = _callback_thread(s.threads, main)
+    stuck = helper or main
+    own, wait = stuck.own(), stuck.wait()
+    if own is None or wait is None:
+        return ""
+    who = "the step's host callback" if helper else ("the main thread" if stuck.main else "the dumped thread")
+    if wait[1] is None:
+        what, advice = f"is blocked there in {BLOCKED}", BLOCKED_ADVICE
+    else:
+        what, advice = f"waits there in {_call(wait[0])} for {wait[1].waits_for}", wait[1].advice
+    if helper is not None:
+        advice = next(w.advice for w in WAITS if w.callback)
+    return f"Start at {own.where} (the thread dump): {who} {what}. {advice[0].upper()}{advice[1:]}."
