@@ -47,7 +47,8 @@ def test_report_says_things_once_and_in_order():
     assert times and times == sorted(times, key=parse_ts)
     timeline = re.findall(r"^- (\S+Z) — (.*)$", body.split("## Timeline")[1], re.M)
     assert len(timeline) == len(set(timeline)) and "(×3)" in body
-    assert "one pod per restart attempt: `w651j` (first seen), `avrq1` (latest)" in text
+    # the pod standing in the failed ones' place now is named last (the one to inspect)
+    assert "one pod per restart attempt: `w651j` (first seen), `avrq1`, `4s0al` (latest)" in text
 
 
 def test_healthy_report_does_not_stutter():

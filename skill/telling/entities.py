@@ -82,9 +82,35 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
             c = model.pods[pod].containers.get(container) if kind == "Container" and pod in model.pods else None
             if c and c.image:
                 out.setdefault(("Image", c.image), None)
-    if cls.names_jobset and model.jobset:
-        out.setdefault(("JobSet", model.jobset), None)
-    return [Entity(kind=k, name=n) for k, n in list(out)[:MAX_ENTITIES]]
+    found = _with_stand_ins(list(out), model)
+    if cls.names_jobset and model.jobset:  # kept whatever else was found
+        found = [e for e in found if e != ("JobSet", model.jobset)][:MAX_ENTITIES - 1] + [("JobSet", model.jobset)]
+    return [Entity(kind=k, name=n) for k, n in found[:MAX_ENTITIES]]
+
+
+def stand_in(model: Workload, pod: str) -> str | None:
+    """The pod that stands in `pod`'s place now: a pod of the exported Pod objects (what exists at export) with the
+    same role, slice and host, when `pod` itself is gone (known only from its logs and events: an earlier attempt)."""
+    info = model.pods.get(pod)
+    if info is None or info.uid or info.role == "other":
+        return None
+    now = [p for p in model.pods.values() if p.uid and p.name != pod
+           and (p.role, p.slice, p.host) == (info.role, info.slice, info.host)]
+    return max(now, key=lambda p: (p.attempt or "", p.name)).name if len(now) == 1 or (now and info.role == "head") else None
+
+
+def _with_stand_ins(found: list[tuple[str, str]], model: Workload) -> list[tuple[str, str]]:
+    """What was found, then for each pod an earlier attempt ran the failure on the pod in its place now (the one to
+    inspect) with the failure's container there (`pod/container`), in the room left."""
+    failed = [n.partition("/")[2] for k, n in found if k == "Container"]
+    out: dict[tuple[str, str], None] = dict.fromkeys(found)
+    for kind, name in found:
+        if kind == "Pod" and (now := stand_in(model, name)) is not None and ("Pod", now) not in out:
+            out.setdefault(("Pod", now), None)
+            for c in dict.fromkeys(failed):
+                if c in model.pods[now].containers:
+                    out.setdefault(("Container", f"{now}/{c}"), None)
+    return list(out)
 
 
 def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workload) -> str | None:
