@@ -50,13 +50,20 @@ def _absorbs(recovery: Hypo, interruption: Hypo) -> bool:
             and interruption.first_ts <= recovery.first_ts + CAUSE_LEAD_NS)
 
 
+def _open_recovery(recovery: Hypo, interruption: Hypo) -> bool:
+    """A recovery meant to survive the interruption, strongly shown to have failed but not proven against a proven
+    interruption: a rival the verdict leaves open, neither explained by the interruption nor outranking it."""
+    return (interruption.failure_class in BY_ID[recovery.failure_class].absorbs and recovery.score >= STRONG
+            and not _absorbs(recovery, interruption))
+
+
 def explains(a: Hypo, b: Hypo) -> bool:
     """Candidate a explains candidate b (b is a consequence of a, so not a root cause of its own)."""
     cls = BY_ID[a.failure_class]
     if b.failure_class in cls.absorbs and _absorbs(a, b):
         return True  # a recovery that failed outranks the interruption it was meant to survive
-    if a.failure_class in BY_ID[b.failure_class].absorbs and _absorbs(b, a):
-        return False
+    if a.failure_class in BY_ID[b.failure_class].absorbs and (_absorbs(b, a) or _open_recovery(b, a)):
+        return False  # the recovery outranks the interruption, or is a rival it leaves open (confidence says so)
     if b.failure_class in cls.explains_earlier and a.score >= STRONG:
         return True
     if b.failure_class not in cls.explains and not BY_ID[b.failure_class].explained_by_any:
@@ -94,7 +101,8 @@ def current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str])
     restarts = sorted(s.ts for s in symptoms if s.target == "jobset_restarting")
     first = roots[0]
     last_line = max((s.ts for s in first.signals if s.weight >= CANDIDATE), default=first.first_ts)
-    after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t]
+    after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t
+             and not _open_recovery(r, first)]
     if not after:
         return roots
     now = min(after, key=lambda r: r.first_ts)
