@@ -462,3 +462,17 @@ def test_signature_ids_are_stable_and_unique():
     assert len({sid for _, _, sid in owned}) == len(signatures)
     split = [p for p in BY_ID["jobset_rejected"].patterns if p.id == "field_invalid"][0]
     assert [p for p in BY_ID["jobset_rejected"].patterns if p.sid == split.sid and p is not split]  # one wording, two readings
+
+
+@pytest.mark.parametrize("text, version", [
+    ("2026-12-05 13:11:48,106 INFO trainer] JAX 0.10.2, devices [TpuDevice(id=0, process_index=0)]", "0.10.2"),  # recorded
+    ("System Information: Jax Version: 0.10.2", "0.10.2"),
+    ("jax:    0.8.2", "0.8.2"),
+    ("jaxlib 0.10.2 installed", None),  # jaxlib is not jax
+    ("JAX 1.5x faster than before", None),
+])
+def test_the_client_s_jax_version_is_read_from_its_own_prints(text, version):
+    from skill.catalog import MILESTONES
+    import re2
+    m = re2.compile(next(ms for ms in MILESTONES if ms.id == "client_jax").pattern.regex).search(text)
+    assert (m.group("version") if m else None) == version

@@ -63,7 +63,7 @@ def test_a_host_callback_blocked_in_its_own_code_is_what_the_step_waits_on():
     ])
     s = silence.story(recs[0], tuple(recs))
     words = silence.sentence(s)
-    assert "main thread waits in array.__float__" in words and "a result from the TPU" in words
+    assert "main thread waits in jax._src.array.__float__" in words and "a result from the TPU" in words
     assert "running the step's host callback, is blocked at lr_control.py line 41 in lr_controller" in words
     fix = silence.fix(s)
     assert fix.startswith("Start at lr_control.py line 41 in lr_controller (the thread dump): the step's host callback")
@@ -130,6 +130,63 @@ def test_a_stall_without_last_words_says_nothing_explains_it(diagnoses):
 
 def test_phase_five_is_read_only_for_a_stall(replayed):
     stalled = replayed.analysis(FIXTURES / "case-249")
-    assert [q.name for q in stalled.queries][-2:] == ["last-words", "thread-dump"]
+    assert [q.name for q in stalled.queries][-3:] == ["last-words", "thread-dump", "said-before"]
     failed = replayed.analysis(FIXTURES / "case-001")
-    assert not {"last-words", "thread-dump"} & {q.name for q in failed.queries}
+    assert not {"last-words", "thread-dump", "said-before"} & {q.name for q in failed.queries}
+
+
+def test_a_py_spy_dump_with_source_lines_is_read():
+    # py-spy's dump (src/dump.rs): `Thread 0x... (idle): "MainThread"`, frames `    f (path:N)`; a collector that
+    # prints traceback.extract_stack adds the source line under each frame
+    recs = _stream([
+        "step 20 loss 0.9",
+        'Thread 0x7EBC06F916C0 (idle): "ckpt_0"',
+        "    wait (/usr/lib/python3.11/threading.py:327)",
+        "        waiter.acquire()",
+        "    result (/usr/lib/python3.11/concurrent/futures/_base.py:451)",
+        "        self._condition.wait(timeout)",
+        "    _save (/app/ckpt.py:231)",
+        "        return self.pool.submit(self._commit, step).result()",
+        'Thread 0x7EBC0F000000 (idle): "MainThread"',
+        "    result (/usr/lib/python3.11/concurrent/futures/_base.py:451)",
+        "    wait_until_finished (/app/ckpt.py:235)",
+        "        self.pending.result()",
+        "    train (/app/train.py:90)",
+    ])
+    s = silence.story(recs[0], tuple(recs))
+    main = next(t for t in s.threads if t.main)
+    assert main.name == "MainThread" and main.own().code == "self.pending.result()"
+    words = silence.sentence(s)
+    assert "main thread waits in concurrent.futures._base.result (_base.py line 451), called from ckpt.py line 235 in " \
+           "wait_until_finished (`self.pending.result()`), for a task submitted to an executor" in words
+    assert "ckpt.py line 231 in _save (`return self.pool.submit(self._commit, step).result()`)" in words
+
+
+def test_what_it_said_last_before_its_last_step_while_stepping():
+    recs = _stream([
+        "WARNING: start-up chatter before the first step",
+        "step 0 loss 1.2",
+        "input: epoch 0 done (8 shards, 16 batches)",
+        "step 1 loss 1.1",
+        "step 2 loss 1.0",
+    ])
+    s = silence.story(recs[4], tuple(recs), first_step_ts=recs[1].ts)
+    assert [r.id for r in s.before] == ["r2"]  # not the start-up line, not a step
+    assert "the last thing it said besides steps was 'input: epoch 0 done (8 shards, 16 batches)'" in silence.sentence(s)
+
+
+def test_an_unexplained_failure_long_after_the_last_step_is_the_stall_it_followed():
+    from skill.catalog.types import Pattern
+    from skill.judging.fatal import STALLED_BEFORE_SCORE, stalled_then_failed as _stalled_then_failed
+    from skill.understanding.model import Workload
+    from skill.understanding.signals import Signal
+    step = Pattern(r"step", 1.0)
+    m = Workload(jobset="lm")
+    m.progress = [Signal("milestone", "progress", step, r, {}) for r in _stream([f"step {i}" for i in range(5)], step=NS)]
+    died = Record(id="x", ts=m.progress[-1].ts + 601 * NS, source="object", log="pod-status",
+                  text="container jax-tpu terminated: reason=Error exitCode=134", pod=POD, container=CONTAINER)
+    h = _stalled_then_failed(m, [Signal("symptom", "container_failed", Pattern(r"", 1.0), died, {})])
+    assert h is not None and h.failure_class == "workload_stalled" and h.score == STALLED_BEFORE_SCORE
+    assert "10 min before the first failure" in h.detail
+    soon = Record(id="y", ts=m.progress[-1].ts + 30 * NS, source="object", log="pod-status", text="exitCode=134")
+    assert _stalled_then_failed(m, [Signal("symptom", "container_failed", Pattern(r"", 1.0), soon, {})]) is None

@@ -20,7 +20,8 @@ CLASSES: tuple[FailureClass, ...] = (
 BY_ID: dict[str, FailureClass] = {c.id: c for c in CLASSES}
 HEALTHY = lifecycle.NO_FAILURE_DETECTED.id  # the verdict when nothing failed
 UNKNOWN = lifecycle.UNKNOWN_FAILURE.id  # the verdict when something failed and no class explains it
+STALL = lifecycle.WORKLOAD_STALLED.id  # the verdict when the program stopped stepping (its absence rule, progress_stopped)
 ABSENCE_CLASSES = frozenset(c.id for c in CLASSES if c.absence)  # decided from what is missing, not from signatures
 
-__all__ = ["ABSENCE_CLASSES", "BY_ID", "CLASSES", "HEALTHY", "MILESTONES", "SYMPTOMS", "UNKNOWN", "VERDICT_SOURCES", "Absence",
+__all__ = ["ABSENCE_CLASSES", "BY_ID", "CLASSES", "HEALTHY", "MILESTONES", "STALL", "SYMPTOMS", "UNKNOWN", "VERDICT_SOURCES", "Absence",
            "FailureClass", "Fix", "Milestone", "Pattern", "Symptom", "Text"]

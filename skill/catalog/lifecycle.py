@@ -33,7 +33,7 @@ SLICES_NOT_READY = FailureClass(
 WORKLOAD_STALLED = FailureClass(
     id="workload_stalled", title="Progress stopped with no error", phase="run", component="training loop",
     patterns=(),  # decided from the workload model: progress lines stop while pods run
-    explanation="{{ jobset }} stopped making progress ({{ detail }}) while its pods kept running{% if story %}, and no error explains it; what its program printed tells where it stopped: {{ story }}{% else %}, and nothing in the data explains it{% endif %}.",
+    explanation="{{ jobset }} stopped making progress ({{ detail }}){% if then_failed %}, and only then failed: the stall came first{% else %} while its pods kept running{% endif %}{% if story %}, and no error explains it; what its program printed tells where it stopped: {{ story }}{% else %}, and nothing in the data explains it{% endif %}.",
     lookalikes=("megascale_hang", "slices_not_ready"),
     fixes=(
         Fix("Confirm the pods are still running and see the client's last lines.", "kubectl logs {{ head_pod }} -n {{ namespace }} -c {{ user_container }} --tail=100", "read-only"),

@@ -154,10 +154,13 @@ MILESTONES = (
               Pattern(r"\bPython (?P<version>3\.\d{1,2})\.\d{1,3}\b", 1.0,
                       origin='https://github.com/jax-ml/jax/issues/12550',
                       example='Python 3.10.6 | packaged by conda-forge | (main, Aug 22 2022, 20:35:26) [GCC 10.4.0] on linux')),
-    # The JAX version the client reports (MaxText's "System Information: Jax Version: 0.10.2", a "jax==0.10.2" pin).
+    # The JAX version the client reports (MaxText's "System Information: Jax Version: 0.10.2", a "jax==0.10.2" pin, and
+    # the common start-up print f"JAX {jax.__version__} ..." -- the version after a space -- as the programs
+    # of the TPU recordings print it: "JAX 0.10.2, devices [TpuDevice(id=0, ...)]", recording b20-crash-sigbus).
     Milestone("client_jax", "the JAX version the client reports",
               # filled from the format string in jax/_src/environment_info.py ("jax:    {version.__version__}")
-              Pattern(r"(?i)\bjax(?:\s+version)?\s*(?:==|:|=)\s*(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0, user_only=True,
+              Pattern(r"(?i)\bjax(?:(?:\s+version)?\s*(?:==|:|=)\s*|\s+v?)(?P<version>\d+\.\d+(?:\.\d+)*)\b", 1.0,
+                      user_only=True,
                       origin='https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax/_src/environment_info.py',
                       example='jax:    0.10.2')),
     Milestone("client_backend", "client detected the Pathways backend",

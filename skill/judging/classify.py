@@ -6,11 +6,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
-from ..catalog.symptoms import FATAL_SEVERITIES
+from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
 from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS, Line, judge
+from .fatal import secs, stalled_then_failed, unknown_root
 from ..understanding.model import Workload
 from ..reading.names import first_bucket
 from ..reading.records import rm_address
@@ -229,7 +229,7 @@ def _progress_stopped(c: RuleContext) -> Hypo | None:
     after += [s for s in sorted(model.milestones.get("worker_launches", []), key=lambda s: s.ts)
               if s.ts > last.ts and _NO_LAUNCH.search(s.record.text)][:1]
     return Hypo(cls.id, rule.score, [last, *after], last.ts,
-                f"the last progress line is {minutes} min before the end of the data; steps came every {interval / NS:.0f}s",
+                f"the last progress line is {minutes} min before the end of the data; steps came every {secs(interval)}",
                 entity_kinds=("Pod", "Container"))  # the program that stopped stepping
 
 
@@ -351,13 +351,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             confidence *= 0.85
             notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
     elif failure_syms and not model.condition("Completed"):  # a finished JobSet SIGTERMs what still runs (143)
-        fatal = _first_fatal(symptoms)
-        located = fatal or sorted(failure_syms, key=lambda s: s.ts)
-        # the container whose line is the first fatal one is what to read next, with its pod and node
-        said = [s for s in located if not s.record.text.startswith("PC: @")]
-        root = Hypo(UNKNOWN, 0.5, located, located[0].ts, (said[-1] if fatal else located[0]).record.text[:160],
-                    entity_kinds=("Pod", "Container", "Node"))
-        confidence = 0.5
+        root = stalled_then_failed(model, failure_syms) or unknown_root(symptoms, failure_syms)
+        confidence = root.score
     else:
         root = Hypo(HEALTHY, 0.9 if act else 0.6, [], 0)
         confidence = root.score
@@ -367,23 +362,3 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
                             h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
     status = status_of(model, symptoms, root.failure_class, act)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)
-
-
-GLOG_LETTER = re.compile(r"[IWEF]\d{4} ")  # a glog prefix: its letter, not the entry's severity, says how bad
-
-
-def _first_fatal(symptoms: list[Signal]) -> list[Signal]:
-    """The earliest fatal (glog F) line and the error lines its process printed just before it."""
-    errors = [s for s in symptoms if s.target == "error_line" and s.record.source == "container"]
-    fatal = sorted((s for s in errors if (s.record.text[:1] == "F" and s.record.text[1:5].isdigit())
-                    or s.record.text.startswith("*** SIG") or s.record.severity in FATAL_SEVERITIES), key=lambda s: s.ts)
-    if not fatal:
-        return []
-    f = fatal[0]
-    lead = sorted({s.record.id: s for s in errors if s.record.pod == f.record.pod and s is not f
-                   and (s.record.text[:1] == "E" if GLOG_LETTER.match(s.record.text) else s.record.severity == "ERROR")
-                   and f.ts - 60 * NS <= s.ts <= f.ts}.values(), key=lambda s: s.ts)
-    # absl's failure-signal handler prints where it stopped on the next line ("PC: @ 0x... function")
-    trail = [s for s in errors if s.record.pod == f.record.pod and s.record.text.startswith("PC: @")
-             and 0 <= s.ts - f.ts <= 2 * NS][:1]
-    return lead[-3:] + [f] + trail

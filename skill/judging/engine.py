@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..catalog import CLASSES
+from ..catalog import STALL
 from .classify import Verdict, classify
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
@@ -22,8 +22,6 @@ from ..understanding.signals import Matcher, Signal
 from ..reading.sources.base import LogQuery, Source, SourceStats
 
 NS = 1_000_000_000
-# The class decided from a run that stopped stepping (its absence rule), whose story phase five reads.
-STALL = next(c.id for c in CLASSES if c.absence and c.absence.kind == "progress_stopped")
 _MATCHER: Matcher | None = None
 
 

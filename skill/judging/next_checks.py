@@ -4,7 +4,7 @@ are the commands), so a new class brings its checks with it. Pure: no I/O."""
 
 from __future__ import annotations
 
-from ..catalog import BY_ID, CLASSES, HEALTHY, UNKNOWN, FailureClass
+from ..catalog import BY_ID, HEALTHY, STALL, UNKNOWN, FailureClass
 from .classify import CANDIDATE, Verdict
 from ..diagnosis import NextCheck
 from ..reading.query import quote
@@ -12,7 +12,6 @@ from ..reading.query import quote
 FIRM = 0.9  # at or above this confidence the diagnosis carries no next checks (answers there are nearly always right)
 MAX_CANDIDATES = 3
 MAX_REGEX = 3000  # a filter an engineer can paste; the class's strongest signatures first
-STALL = next(c.id for c in CLASSES if c.absence and c.absence.kind == "progress_stopped")  # a run that stopped stepping
 PROGRESS_RX = r"(?i)\bstep\b[\s:=#]*\d+|Completed [0-9]+ program launches"
 
 

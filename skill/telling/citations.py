@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..catalog import BY_ID, HEALTHY
 from ..catalog.types import PATHWAYS_CONTAINERS, Pattern
 from ..judging.classify import Hypo, Verdict
-from ..judging.engine import STALL
+from ..catalog import STALL
 from ..understanding.facts import EXCEPTION, FRAME_ID
 from ..understanding.model import Workload
 from ..reading.names import is_head_pod, worker_ordinal
@@ -263,7 +263,7 @@ def told(model: Workload, verdict: Verdict, last_words: tuple[Record, ...]) -> s
     last = model.last_progress
     if verdict.failure_class != STALL or last is None or not last_words:
         return None
-    s = silence.story(last.record, last_words)
+    s = silence.story(last.record, last_words, model.progress[0].ts)
     return None if s.empty else s
 
 

@@ -20,10 +20,13 @@ from .named import LIBRARY
 # CPython's thread dump: faulthandler's watchdog header "Timeout (0:10:00)!" (Modules/faulthandler.c), one header per
 # thread "Thread 0x... (most recent call first):" / "Current thread 0x..." / "Stack (most recent call first):"
 # (Python/traceback.c), then its frames, innermost first: `  File "p", line N in f` (faulthandler) or
-# `  File "p", line N, in f` (the traceback module's format_stack, as stack-trace collectors print it).
+# `  File "p", line N, in f` with the source line under it (the traceback module's format_stack, as stack-trace
+# collectors print it). py-spy's dump (src/dump.rs): `Thread 0x7F3C... (idle): "MainThread"`, frames `    f (p:N)`.
 TIMEOUT = re.compile(r"^Timeout \([0-9:.]+\)!")
-THREAD = re.compile(r"^(?P<current>Current thread|Thread) (?P<id>0x[0-9a-fA-F]+)|^Stack \(most recent call first\)")
-FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+),? in (?P<func>\S+)')
+THREAD = re.compile(r'^(?P<current>Current thread|Thread) (?P<id>0x[0-9a-fA-F]+|\d+)\b(?:.*?"(?P<name>[^"]*)")?'
+                    r"|^Stack \(most recent call first\)")
+FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+),? in (?P<func>\S+)'
+                   r"|^\s+(?P<func2>[\w<>.]+) \((?P<path2>[^()]+?):(?P<line2>\d+)\)\s*$")
 DUMP = re.compile(f"{TIMEOUT.pattern}|{THREAD.pattern}|{FRAME.pattern}|^\\s*$")
 BLOCKED = "a call with no Python frame of its own (a lock taken with `with`, a sleep, native code)"
 # A step line and another differ in their numbers only: the shape of a line, to tell chatter from statements.
@@ -92,12 +95,13 @@ WAITS: tuple[Wait, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Frame:
     record: Record
     path: str
     line: int
     func: str
+    code: str = ""  # the source line printed under it, when the dump prints one
 
     @property
     def own(self) -> bool:
@@ -107,16 +111,28 @@ class Frame:
     def where(self) -> str:
         return f"{self.path.rsplit('/', 1)[-1]} line {self.line} in {self.func}"
 
+    @property
+    def where_code(self) -> str:
+        """Where, with the source line when the dump printed it."""
+        return f"{self.where} (`{clip(redact(self.code), 100)}`)" if self.code else self.where
+
+
+def _frame(r: Record, m: re.Match[str]) -> Frame:
+    if m.group("path") is not None:
+        return Frame(r, m.group("path"), int(m.group("line")), m.group("func"))
+    return Frame(r, m.group("path2"), int(m.group("line2")), m.group("func2"))
+
 
 @dataclass
 class Thread:
     header: Record
     current: bool
+    name: str = ""  # the thread's name, when the dump gives it (py-spy, a collector's)
     frames: list[Frame] = field(default_factory=list)  # innermost first, as the dump lists them
 
     @property
     def main(self) -> bool:
-        return bool(self.frames) and self.frames[-1].func == "<module>"
+        return self.name == "MainThread" or (bool(self.frames) and self.frames[-1].func == "<module>")
 
     def wait(self) -> tuple[Frame, Wait | None] | None:
         """The call it waits in: of the library frames above its own innermost frame, the outermost one the table
@@ -139,6 +155,7 @@ class Story:
 
     last_step: Record
     said: list[Record] = field(default_factory=list)  # its statements right after the last step, once each
+    before: list[Record] = field(default_factory=list)  # its latest statements before the last step, besides steps
     kept: Record | None = None  # the first of what it kept printing while no step came
     kept_times: int = 0
     dump: Record | None = None  # the first thread dump's first line
@@ -146,7 +163,7 @@ class Story:
 
     @property
     def empty(self) -> bool:
-        return not (self.said or self.kept or self.threads)
+        return not (self.said or self.kept or self.threads or self.before)
 
 
 def _shape(text: str) -> str:
@@ -166,19 +183,23 @@ def _first_dump(after: list[Record]) -> tuple[Record | None, list[Thread]]:
         if m:
             if any(t.header.text == r.text for t in threads):
                 break  # the same thread again: the next dump
-            threads.append(Thread(r, bool(m.group("current"))))
+            threads.append(Thread(r, bool(m.group("current")), m.group("name") or ""))
         elif (f := FRAME.match(r.text)) and threads:
-            threads[-1].frames.append(Frame(r, f.group("path"), int(f.group("line")), f.group("func")))
+            threads[-1].frames.append(_frame(r, f))
+        elif threads and threads[-1].frames and r.text[:1].isspace() and r.text.strip():
+            threads[-1].frames[-1].code = threads[-1].frames[-1].code or r.text.strip()  # its source line
         elif not DUMP.match(r.text):
             break  # a statement of its own ends the dump
     return after[start], [t for t in threads if t.frames]
 
 
 MAX_SAID = 2
+MAX_BEFORE = 2  # the statement it made last before its last step, and the line before it (a warning's two lines)
 
 
-def story(last_step: Record, words: tuple[Record, ...]) -> Story:
-    """The stalled stream's story from its records (phase five: the last step's stream, oldest first)."""
+def story(last_step: Record, words: tuple[Record, ...], first_step_ts: int = 0) -> Story:
+    """The stalled stream's story from its records (phase five: the last step's stream, oldest first). What it said
+    before its last step counts from its first step on (start-up chatter says nothing about why stepping stopped)."""
     after = [r for r in words if r.ts >= last_step.ts and r.id != last_step.id
              and (r.pod, r.container) == (last_step.pod, last_step.container)]
     dump, threads = _first_dump(after)
@@ -187,7 +208,10 @@ def story(last_step: Record, words: tuple[Record, ...]) -> Story:
     step_shape = _shape(last_step.text)
     once = [r for r in statements if shapes[_shape(r.text)] == 1 and _shape(r.text) != step_shape]
     repeated = [r for r in statements if shapes[_shape(r.text)] > 1 and _shape(r.text) != step_shape]
-    s = Story(last_step, said=once[:MAX_SAID], dump=dump, threads=threads)
+    before = [r for r in words if first_step_ts < r.ts < last_step.ts
+              and (r.pod, r.container) == (last_step.pod, last_step.container)
+              and r.text.strip() and not DUMP.match(r.text) and _shape(r.text) != step_shape]
+    s = Story(last_step, said=once[:MAX_SAID], before=before[-MAX_BEFORE:], dump=dump, threads=threads)
     if repeated:
         top = max(shapes[_shape(r.text)] for r in repeated)
         s.kept = next(r for r in repeated if shapes[_shape(r.text)] == top)
@@ -212,6 +236,11 @@ PREFIX = re.compile(r"^(?:[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] |(?:DEBUG|INFO
                     r"|\d{4}-\d\d-\d\d[ T][\d:,.]+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [^\]\s]*\] ?)")
 
 
+def _statement(records: list[Record]) -> Record:
+    """Of a few consecutive lines, the one that states something (not an indented continuation)."""
+    return next((r for r in reversed(records) if not r.text[:1].isspace()), records[-1])
+
+
 def _quote(r: Record, limit: int = 140) -> str:
     return "'" + clip(redact(PREFIX.sub("", r.text.strip(), count=1)), limit) + "'"
 
@@ -224,7 +253,7 @@ def cited(s: Story) -> list[Record]:
     """The lines the story cites, in the order a reader takes them: what it said after the last step, the dump's
     first line, per thread (main first, at most three) the call it waits in and its own innermost frame, and the
     first of what it kept printing."""
-    out: list[Record] = list(s.said)
+    out: list[Record] = list(s.before) + list(s.said)
     if s.dump is not None:
         out.append(s.dump)
     main = _main(s.threads)
@@ -236,9 +265,13 @@ def cited(s: Story) -> list[Record]:
     return list({r.id: r for r in out}.values())
 
 
+_PACKAGE = re.compile(r"/lib/python\d\.\d+/(?:(?:site|dist)-packages/)?|/(?:site|dist)-packages/")
+
+
 def _call(f: Frame) -> str:
-    """A frame as the call it is: `queue.get`, `array.__float__`."""
-    return f"{f.path.rsplit('/', 1)[-1].removesuffix('.py')}.{f.func}"
+    """A frame as the call it is, by module: `queue.get`, `concurrent.futures._base.result`, `jax._src.array.__float__`."""
+    rest = _PACKAGE.split(f.path)[-1] if _PACKAGE.search(f.path) else f.path.rsplit("/", 1)[-1]
+    return f"{rest.removesuffix('.py').replace('/', '.')}.{f.func}"
 
 
 def _thread_words(t: Thread) -> str:
@@ -246,9 +279,9 @@ def _thread_words(t: Thread) -> str:
     if wait is None:
         return ""
     frame, w = wait
-    at = f", called from {own.where}," if own is not None and own is not frame else ""
+    at = f", called from {own.where_code}," if own is not None and own is not frame else ""
     if w is None:
-        return (f"is blocked at {frame.where} in {BLOCKED}" if frame.own
+        return (f"is blocked at {frame.where_code} in {BLOCKED}" if frame.own
                 else f"waits in {_call(frame)} ({frame.where.split(' in ')[0]}){at.rstrip(',')}")
     return f"waits in {_call(frame)} ({frame.where.split(' in ')[0]}){at} for {w.waits_for}"
 
@@ -256,6 +289,8 @@ def _thread_words(t: Thread) -> str:
 def sentence(s: Story) -> str:
     """The story in words, for the explanation ("" when the program printed nothing after its last step)."""
     parts = []
+    if s.before:
+        parts.append(f"before its last step, the last thing it said besides steps was {_quote(_statement(s.before))}")
     if s.said:
         parts.append(f"after its last step it printed {_quote(s.said[-1])}"
                      + (f" (first {_quote(s.said[0], 100)})" if len(s.said) > 1 else ""))
@@ -270,7 +305,7 @@ def sentence(s: Story) -> str:
                          "waits on that callback")
         others = [f for t in s.threads if t is not main and t is not helper and (f := t.own()) is not None]
         if others:
-            parts.append("other threads are at " + ", ".join(f.where for f in others[:3]))
+            parts.append("other threads are at " + ", ".join(f.where_code for f in others[:3]))
     if s.kept is not None:
         parts.append(f"while no step came it kept printing {_quote(s.kept, 100)} ({s.kept_times} times), so the "
                      "process was alive but not stepping")
@@ -309,6 +344,9 @@ def fix(s: Story) -> str:
         what, advice = f"is blocked there in {BLOCKED}", BLOCKED_ADVICE
     else:
         what, advice = f"waits there in {_call(wait[0])} for {wait[1].waits_for}", wait[1].advice
-    if helper is not None:
+    if helper is not None and wait[1] is None:
         advice = next(w.advice for w in WAITS if w.callback)
-    return f"Start at {own.where} (the thread dump): {who} {what}. {advice[0].upper()}{advice[1:]}."
+    elif helper is not None:
+        advice += "; while the callback blocks, the step on the TPU cannot finish"
+    last = f" The last thing it said besides steps, before it stopped: {_quote(_statement(s.before), 120)}." if s.before else ""
+    return f"Start at {own.where_code} (the thread dump): {who} {what}. {advice[0].upper()}{advice[1:]}.{last}"

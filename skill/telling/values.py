@@ -66,6 +66,8 @@ def context(model: Workload, root: Hypo, ents: list[Entity], symptoms: Sequence[
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),
         "finished": _finished(model, user_container),
         "story": "",  # a stalled run's story (telling.silence), filled in where the analysis read it
+        # a stall the root cause of a later failure (the program stopped stepping long before it failed)
+        "then_failed": "yes" if any(s.kind == "symptom" for s in root.signals) else "",
         "progress_seen": "yes" if activity(model) else "",
         # a sentence about restarts only when something restarted (the JobSet, or a container of its pods)
         "restarted": "yes" if model.jobset_restarts or any(p.restarts for p in model.pods.values())

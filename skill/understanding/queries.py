@@ -11,6 +11,7 @@ from .signals import pushdown_regex, pushdown_regexes
 from ..reading.sources.base import LogQuery
 
 MARGIN_NS = 10 * 60 * 1_000_000_000
+STEP_LINE = r"(?i)\bstep\b[\s:=#]*\d+"  # what the progress read takes for a step line
 CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 LAUNCH_SAMPLE = 1000  # one page of the newest reports
@@ -64,7 +65,7 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
     signatures = [quote(r) for r in pushdown_regexes("container", rx_room)]
     while max(len(r) for r in signatures) > rx_room:  # quoting doubles backslashes: shrink until the quoted pieces fit
         signatures = [quote(r) for r in pushdown_regexes("container", int(rx_room * 0.8 * rx_room / max(map(len, signatures))))]
-    progress = quote(r"(?i)\bstep\b[\s:=#]*\d+")
+    progress = quote(STEP_LINE)
     not_control = " AND ".join(f"resource.labels.container_name!={quote(c)}" for c in CONTROL_CONTAINERS)
     pod_prefix = quote(scope.jobset + "-")
     ev_ns = f" jsonPayload.involvedObject.namespace={quote(scope.namespace)}" if scope.namespace else ""
@@ -231,11 +232,19 @@ DUMP_CAP = 400  # ... and a Python thread dump it printed later (faulthandler's 
 DUMP_LINE = r'^(?:Timeout \([0-9:.]+\)!|(?:Current thread|Thread) 0x[0-9a-fA-F]+|Stack \(most recent call first\)|\s+File ")'
 
 
+SAID_BEFORE_CAP = 20  # its latest statements other than steps before its last step, newest first
+
+
 def last_words_queries(scope: Scope, pod: str, container: str, from_ns: int, to_ns: int) -> list[LogQuery]:
     """Phase five: the stalled container's stream from its last progress line to the end of the data: its first
-    statements after that step (what it was doing as it stopped, what it kept printing) and any thread dump."""
-    stream = (f'resource.type="k8s_container" {_cluster(scope)} resource.labels.pod_name={quote(pod)} '
-              f"resource.labels.container_name={quote(container)} "
-              f"timestamp>={quote(format_ns(from_ns))} timestamp<={quote(format_ns(to_ns))}")
-    return [LogQuery("last-words", stream, "asc", LAST_WORDS_CAP),
-            LogQuery("thread-dump", f"{stream} ({_any_text(quote(DUMP_LINE))})", "asc", DUMP_CAP)]
+    statements after that step (what it was doing as it stopped, what it kept printing) and any thread dump; and the
+    latest statements it made before that step other than step lines (what it said last besides stepping)."""
+    def stream(lo: int, hi: int) -> str:
+        return (f'resource.type="k8s_container" {_cluster(scope)} resource.labels.pod_name={quote(pod)} '
+                f"resource.labels.container_name={quote(container)} "
+                f"timestamp>={quote(format_ns(lo))} timestamp<={quote(format_ns(hi))}")
+    after = stream(from_ns, to_ns)
+    return [LogQuery("last-words", after, "asc", LAST_WORDS_CAP),
+            LogQuery("thread-dump", f"{after} ({_any_text(quote(DUMP_LINE))})", "asc", DUMP_CAP),
+            LogQuery("said-before", f"{stream(max(1, scope.start_ns - MARGIN_NS), from_ns - 1)} "
+                                    f"NOT ({_any_text(quote(STEP_LINE))})", "desc", SAID_BEFORE_CAP)]
