@@ -17,8 +17,6 @@ ALL = patterns()
 # The only signatures without provenance, each named with why (issue 28's target is none; docs/status.md): a new
 # signature without a source fails the test, and so does one of these once it is sourced or removed.
 UNSOURCED = {
-    # the Pathways server's own compilation-cache lines are not public (case-030 rests on it)
-    ("compilation_cache_failure", r"(?i)(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,300}(?:\b429\b|rate ?limit|TooManyRequests|rateLimitExceeded)"),
     # the Pathways worker's launch report: the only progress a worker prints, with no public source
     ("milestone:worker_launches", r"Completed \d+ program launches since last report"),
 }

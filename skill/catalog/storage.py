@@ -204,9 +204,16 @@ COMPILATION_CACHE_FAILURE = FailureClass(
     id="compilation_cache_failure", fixed_in_workload=True, title="The persistent compilation cache failed", phase="run",
     component="JAX/XLA persistent compilation cache",
     patterns=(
-        # No public source found (issue 28): the Pathways server's own cache lines are not public; case-030 rests on it.
+        # GCS refusing the cache's writes at its per-object rate limit: the error of jax-ml/jax#12583 ("HTTP response code
+        # 429 ... exceeds the rate limit", a Cloud TPU user's persistent cache on GCS) in the warning JAX prints for a
+        # failed cache write (its format as recorded on the TPU, recording cache-unwritable).
         Pattern(r"(?i)(?:compilation[_ ]cache|persistent cache|jax_compilation_cache).{0,300}(?:\b429\b|rate ?limit|TooManyRequests|rateLimitExceeded)", 0.9,
-                ("container",), entities=("Pod", "Node", "Container", "Bucket"), id="rate_limited"),
+                ("container",), entities=("Pod", "Node", "Container", "Bucket"), id="rate_limited",
+                origin="https://github.com/jax-ml/jax/issues/12583",
+                example="UserWarning: Error writing persistent compilation cache entry for 'jit_train_step': AbortedError: All "
+                        "10 retry attempts failed. The last failure: Error executing an HTTP request: HTTP response code 429 "
+                        "with body '{\"error\": {\"code\": 429, \"message\": \"The rate of change requests to the object "
+                        "[...] exceeds the rate limit.\"}}'"),
         Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket"),
                 origin='https://github.com/pytorch/xla/pull/7771',
                 example='Failed to deserialize executable: '),

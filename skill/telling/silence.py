@@ -102,6 +102,7 @@ class Frame:
     line: int
     func: str
     code: str = ""  # the source line printed under it, when the dump prints one
+    code_record: Record | None = None  # ... and the line it was printed on (cited with the frame)
 
     @property
     def own(self) -> bool:
@@ -187,7 +188,9 @@ def _first_dump(after: list[Record]) -> tuple[Record | None, list[Thread]]:
         elif (f := FRAME.match(r.text)) and threads:
             threads[-1].frames.append(_frame(r, f))
         elif threads and threads[-1].frames and r.text[:1].isspace() and r.text.strip():
-            threads[-1].frames[-1].code = threads[-1].frames[-1].code or r.text.strip()  # its source line
+            frame = threads[-1].frames[-1]
+            if not frame.code:  # its source line
+                frame.code, frame.code_record = r.text.strip(), r
         elif not DUMP.match(r.text):
             break  # a statement of its own ends the dump
     return after[start], [t for t in threads if t.frames]
@@ -211,6 +214,8 @@ def story(last_step: Record, words: tuple[Record, ...], first_step_ts: int = 0) 
     before = [r for r in words if first_step_ts < r.ts < last_step.ts
               and (r.pod, r.container) == (last_step.pod, last_step.container)
               and r.text.strip() and not DUMP.match(r.text) and _shape(r.text) != step_shape]
+    said_before = Counter(_shape(r.text) for r in before)
+    before = [r for r in before if said_before[_shape(r.text)] == 1 and not shapes[_shape(r.text)]]  # not chatter
     s = Story(last_step, said=once[:MAX_SAID], before=before[-MAX_BEFORE:], dump=dump, threads=threads)
     if repeated:
         top = max(shapes[_shape(r.text)] for r in repeated)
@@ -260,6 +265,7 @@ def cited(s: Story) -> list[Record]:
     for t in ([main] if main else []) + [t for t in s.threads if t is not main][:2]:
         wait, own = t.wait(), t.own()
         out += [f.record for f in ((wait[0] if wait else None), own) if f is not None]
+        out += [own.code_record] if own is not None and own.code_record is not None else []
     if s.kept is not None:
         out.append(s.kept)
     return list({r.id: r for r in out}.values())

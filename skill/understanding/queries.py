@@ -232,13 +232,13 @@ DUMP_CAP = 400  # ... and a Python thread dump it printed later (faulthandler's 
 DUMP_LINE = r'^(?:Timeout \([0-9:.]+\)!|(?:Current thread|Thread) 0x[0-9a-fA-F]+|Stack \(most recent call first\)|\s+File ")'
 
 
-SAID_BEFORE_CAP = 20  # its latest statements other than steps before its last step, newest first
+SAID_BEFORE_CAP = 200  # its latest lines before its last step, newest first (steps among them: the reader skips those)
 
 
 def last_words_queries(scope: Scope, pod: str, container: str, from_ns: int, to_ns: int) -> list[LogQuery]:
     """Phase five: the stalled container's stream from its last progress line to the end of the data: its first
     statements after that step (what it was doing as it stopped, what it kept printing) and any thread dump; and the
-    latest statements it made before that step other than step lines (what it said last besides stepping)."""
+    latest lines before that step (what it said last besides stepping)."""
     def stream(lo: int, hi: int) -> str:
         return (f'resource.type="k8s_container" {_cluster(scope)} resource.labels.pod_name={quote(pod)} '
                 f"resource.labels.container_name={quote(container)} "
@@ -246,5 +246,4 @@ def last_words_queries(scope: Scope, pod: str, container: str, from_ns: int, to_
     after = stream(from_ns, to_ns)
     return [LogQuery("last-words", after, "asc", LAST_WORDS_CAP),
             LogQuery("thread-dump", f"{after} ({_any_text(quote(DUMP_LINE))})", "asc", DUMP_CAP),
-            LogQuery("said-before", f"{stream(max(1, scope.start_ns - MARGIN_NS), from_ns - 1)} "
-                                    f"NOT ({_any_text(quote(STEP_LINE))})", "desc", SAID_BEFORE_CAP)]
+            LogQuery("said-before", stream(max(1, scope.start_ns - MARGIN_NS), from_ns - 1), "desc", SAID_BEFORE_CAP)]
