@@ -49,8 +49,12 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
     # first host in order first, up to MAX_SAME_PODS
     firsts = {s.pattern.sid for s in primary(root) if "Pod" in (root.entity_kinds or s.pattern.entities)}
     same = {p for s in root.strong_signals if s.pattern.sid in firsts and (p := pod_of(s))}
+    failed = list(dict.fromkeys(n.partition("/")[2] for k, n in out if k == "Container"))
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
         out.setdefault(("Pod", pod), None)
+        for c in failed:  # ... with the container the failure is in there too
+            if pod in model.pods and c in model.pods[pod].containers:
+                out.setdefault(("Container", f"{pod}/{c}"), None)
     # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect
     for s in latest_attempt(root):
         if (again := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):
