@@ -11,7 +11,7 @@ DEADLINE=$((START + 505))          # the last scenario ends by then; tar and sum
 [ "$GROUP" = B23 ] && DEADLINE=$((START + 280))   # B23 had about 5 device-minutes
 [ "$GROUP" = B24 ] && DEADLINE=$((START + 285))   # batch 24 had 7 device-minutes in all
 [ "$GROUP" = B25 ] && DEADLINE=$((START + 285))   # batch 25 had under 10 device-minutes in all
-[ "$GROUP" = B26 ] && DEADLINE=$((START + 400))   # batch 26: one run, about 5.5 minutes
+[ "$GROUP" = B26 ] && DEADLINE=$((START + 400))   # batch 26 (recorded on CPU: no device time was left), ~4 min
 OUT="${OUT:-/tmp/rec-out}"
 mkdir -p "$OUT"
 LOG="$OUT/group-$GROUP.log"
