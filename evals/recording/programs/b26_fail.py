@@ -1,4 +1,4 @@
-"""Batch-26 failures on the TPU with an earlier, alarming-looking line that is not the cause: the run goes on past it
+"""Batch-26 failures with an earlier, alarming-looking line that is not the cause: the run goes on past it
 and a different error ends it.
 
 Real jitted steps of the small MLP of _common.py (Python logging on stderr).

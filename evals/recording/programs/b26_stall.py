@@ -1,4 +1,4 @@
-"""Batch-26 stalls on the TPU: training stops making progress with no error; only the program's own output says why.
+"""Batch-26 stalls: training stops making progress with no error; only the program's own output says why.
 
 Every mode trains the small MLP of _common.py with real jitted steps (Python logging on stderr, as absl/logging
 trainers print their step lines) under faulthandler.dump_traceback_later(5 s, repeat=True), re-armed after every
