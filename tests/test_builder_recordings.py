@@ -15,7 +15,7 @@ from evals.scenarios import NS, glog_stamp, parse_iso
 IDS = sorted(p.parent.name for p in RECORDINGS.glob("*/output.log"))
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SPLICED = sorted(p.parent for p in FIXTURES.glob("*/scenario.yaml") if "kind: recording" in p.read_text())
-MACHINE = ("/work/main", "/opt/device-scrub", "/tmp/ox/", "/root/.pyenv", "recording/programs")
+MACHINE = ("/work/main", "/opt/device-scrub", "/tmp/ox/", "/root/.pyenv", "recording/programs", "/tmp/jaxcpu26", "/tmp/py3117")
 
 
 @pytest.mark.parametrize("rid", IDS)

@@ -24,12 +24,15 @@ from .model import Ctr, Pod, ShapeError
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "fixtures" / "recordings"
 PROGRAM_DIR = "/work/main/evals/recording/programs/"
-DEVRUN_PROGRAMS = re.compile(r"/work/main/devrun/[\w.-]+/(?:evals/recording/)?programs/")
+# a group recorded from a copy of the harness (devrun/<group>/...) or from a worktree (/work/<tree>/...: B26, on CPU)
+DEVRUN_PROGRAMS = re.compile(r"/work/(?:main/devrun/[\w.-]+/(?:evals/recording/)?|[\w.-]+/evals/recording/)programs/")
 SITE = "/usr/local/lib/python3.11/site-packages/"
 # The recording machine's paths -> where the same files live in a container image (order matters: longest first).
 PATHS = (
     ("/opt/device-scrub/", SITE),
     ("/tmp/ox/", SITE),
+    ("/tmp/jaxcpu26/lib/python3.11/site-packages/", SITE),  # B26's CPU recording: a venv over a copied pyenv Python
+    ("/tmp/py3117/lib/python3.11/", "/usr/local/lib/python3.11/"),
     ("/root/.pyenv/versions/3.11.7/lib/python3.11/", "/usr/local/lib/python3.11/"),
     ("/root/.pyenv/versions/3.11.7/bin/", "/usr/local/bin/"),
     ("/root/.pyenv/versions/3.11.7/lib/", "/usr/local/lib/"),

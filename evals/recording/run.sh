@@ -5,12 +5,13 @@
 # (the glog files libtpu wrote under /tmp/tpu_logs during this group). Ends within 9 minutes whatever hangs.
 set -u
 GROUP="${1:-}"
-case "$GROUP" in A|B|C|B19|B20|B21|B22|B23|B24|B25) ;; *) echo "usage: run.sh A|B|C|B19|B20|B21|B22|B23|B24|B25" >&2; exit 2 ;; esac
+case "$GROUP" in A|B|C|B19|B20|B21|B22|B23|B24|B25|B26) ;; *) echo "usage: run.sh A|B|C|B19|B20|B21|B22|B23|B24|B25|B26" >&2; exit 2 ;; esac
 START=$(date +%s)
 DEADLINE=$((START + 505))          # the last scenario ends by then; tar and summary follow (< 9 min in all)
 [ "$GROUP" = B23 ] && DEADLINE=$((START + 280))   # B23 had about 5 device-minutes
 [ "$GROUP" = B24 ] && DEADLINE=$((START + 285))   # batch 24 had 7 device-minutes in all
 [ "$GROUP" = B25 ] && DEADLINE=$((START + 285))   # batch 25 had under 10 device-minutes in all
+[ "$GROUP" = B26 ] && DEADLINE=$((START + 400))   # batch 26 (recorded on CPU: no device time was left), ~4 min
 OUT="${OUT:-/tmp/rec-out}"
 mkdir -p "$OUT"
 LOG="$OUT/group-$GROUP.log"
