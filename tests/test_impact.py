@@ -21,10 +21,11 @@ NS = 1_000_000_000
 T0 = 1_800_000_000 * NS
 
 
-def line(at_s: int, steps=(), damage=(), running_at_end: bool = False) -> Line:
+def line(at_s: int, steps=(), damage=(), running_at_end: bool = False, finished: int | None = None) -> Line:
     s = Signal("cause", "gcs_permission_denied", Pattern("x"), Record(id="x", ts=T0 + at_s * NS, source="container",
                                                                       log="stderr", text="403 Forbidden"), {})
-    return Line(s, tuple(T0 + t * NS for t in steps), tuple(T0 + t * NS for t in damage), running_at_end)
+    return Line(s, tuple(T0 + t * NS for t in steps), tuple(T0 + t * NS for t in damage), running_at_end,
+                None if finished is None else T0 + finished * NS)
 
 
 def test_never_ran_is_linked():
@@ -54,9 +55,18 @@ def test_steps_stopped_after_it_is_linked():
     assert judge(line(100, steps=(50, 90), running_at_end=False))[:2] == ("linked", "otherwise")
 
 
+def test_a_line_the_run_finished_after_is_survived_whatever_its_wind_down_stopped():
+    # a failed optional upload 14 s before the JobSet completed; completion SIGTERMs the proxy (exit 143) as it winds down
+    verdict, row, why = judge(line(100, steps=range(50, 110, 5), damage=(114,), finished=114))
+    assert (verdict, row) == ("survived", "finished after it") and "completed 14 s later" in why
+    # ... but not when something failed before the wind-down
+    assert judge(line(100, steps=range(50, 110, 5), damage=(30 + 100,), finished=400))[:1] == ("linked",)
+
+
 def test_every_row_is_tested():
     names = {r.name for r in ROWS}
-    assert names == {"never ran", "a failure just before", "ran on after it", "still running at the end", "otherwise"}
+    assert names == {"never ran", "a failure just before", "finished after it", "ran on after it",
+                     "still running at the end", "otherwise"}
 
 
 def test_impact_doc_is_current():

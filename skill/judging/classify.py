@@ -320,9 +320,11 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     # every host, and one that still reports says nothing of a collective that another host never joined.
     steps = tuple(sorted({s.ts for s in model.progress}))
     stepping_at_end = bool(steps) and at_end and model.now - steps[-1] <= STALL_MIN_NS
+    done = model.condition("Completed") if model.terminal_state != "Failed" else None
+    finished = int(done["ts"]) if done and done.get("ts") else None
 
     def survived(s: Signal) -> str | None:
-        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end))
+        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end, finished))
         return why if verdict == "survived" else None
 
     hypos, observations = _hypotheses(model, causes, symptoms, survived)

@@ -28,6 +28,7 @@ class Line:
     activity: tuple[int, ...]  # sorted times of the client's progress (step) lines
     damage: tuple[int, ...]  # sorted times of failure symptoms (a container failed, the JobSet failed or restarted ...)
     running_at_end: bool  # the JobSet did not fail and the program was seen running within the stall window of the end
+    finished: int | None = None  # when the JobSet completed successfully (its Completed condition), if it did
 
     @property
     def ts(self) -> int:
@@ -71,6 +72,21 @@ def _ran_on_why(line: Line) -> str:
             f"{until}")
 
 
+WIND_DOWN_NS = 60 * NS  # what JobSet completion stops (SIGTERM, exit 143) lands this close to its Completed time
+
+
+def _finished(line: Line) -> bool:
+    nxt = line.next_damage
+    return (line.finished is not None and line.ts <= line.finished
+            and (nxt is None or nxt >= line.finished - WIND_DOWN_NS))
+
+
+def _finished_why(line: Line) -> str:
+    assert line.finished is not None
+    return (f"the run finished after it: the JobSet completed {_minutes(line.finished - line.ts)} later and nothing "
+            "failed before it wound down")
+
+
 def _still_running(line: Line) -> bool:
     return line.running_at_end and line.next_damage is None
 
@@ -89,6 +105,9 @@ ROWS: tuple[Row, ...] = (
     Row("linked", "a failure just before", f"a failure was seen up to {CAUSE_LEAD_NS // NS} s before the line: the "
         "line may be that failure's own account, logged late",
         lambda line: any(line.ts - CAUSE_LEAD_NS <= d <= line.ts for d in line.damage)),
+    Row("survived", "finished after it", "the JobSet completed successfully after the line and nothing failed "
+        f"before its wind-down (what completion stops, within {WIND_DOWN_NS // NS} s of it): the run did its work",
+        _finished, _finished_why),
     Row("survived", "ran on after it", f"at least {RAN_ON_LINES} progress lines over {RAN_ON_NS // NS} s or "
         "more came after the line, before anything failed: the program was not stopped by it", _ran_on, _ran_on_why),
     Row("survived", "still running at the end", "nothing failed after the line and the program was running at the end "
