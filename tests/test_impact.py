@@ -21,11 +21,12 @@ NS = 1_000_000_000
 T0 = 1_800_000_000 * NS
 
 
-def line(at_s: int, steps=(), damage=(), running_at_end: bool = False, finished: int | None = None) -> Line:
+def line(at_s: int, steps=(), damage=(), running_at_end: bool = False, finished: int | None = None,
+         next_other: int | None = None) -> Line:
     s = Signal("cause", "gcs_permission_denied", Pattern("x"), Record(id="x", ts=T0 + at_s * NS, source="container",
                                                                       log="stderr", text="403 Forbidden"), {})
     return Line(s, tuple(T0 + t * NS for t in steps), tuple(T0 + t * NS for t in damage), running_at_end,
-                None if finished is None else T0 + finished * NS)
+                None if finished is None else T0 + finished * NS, None if next_other is None else T0 + next_other * NS)
 
 
 def test_never_ran_is_linked():
@@ -63,10 +64,18 @@ def test_a_line_the_run_finished_after_is_survived_whatever_its_wind_down_stoppe
     assert judge(line(100, steps=range(50, 110, 5), damage=(30 + 100,), finished=400))[:1] == ("linked",)
 
 
+def test_a_line_the_program_stepped_past_before_failing_of_another_is_survived():
+    # a handled PermissionError on an optional upload, steps, then the program's own TypeError 3 s later kills it
+    verdict, row, why = judge(line(100, steps=(101, 102, 103), damage=(108,), next_other=103.5))
+    assert (verdict, row) == ("survived", "went on to fail of something else") and "3 progress lines" in why
+    # no step in between: the two lines are one failure's account, still linked
+    assert judge(line(100, steps=(90, 95), damage=(108,), next_other=100.2))[:1] == ("linked",)
+
+
 def test_every_row_is_tested():
     names = {r.name for r in ROWS}
-    assert names == {"never ran", "a failure just before", "finished after it", "ran on after it",
-                     "still running at the end", "otherwise"}
+    assert names == {"never ran", "a failure just before", "went on to fail of something else", "finished after it",
+                     "ran on after it", "still running at the end", "otherwise"}
 
 
 def test_impact_doc_is_current():

@@ -32,17 +32,19 @@ def test_a_recorded_faulthandler_dump_is_read_per_thread():
     recs = _stream(lines)
     s = silence.story(recs[last], tuple(recs[last:]))
     assert s.dump is not None and s.dump.text.startswith("Timeout (0:00:08)!")
-    assert len(s.threads) == 3  # the second dump (8 s later) is not read again
+    assert len(s.threads) == 3  # the first dump's threads; the later ones repeat them
+    assert s.dumps >= 2 and s.unchanged and s.latest is not None and s.latest.ts > s.dump.ts
     main = next(t for t in s.threads if t.main)
     frame, wait = main.wait()
     assert frame.path.endswith("queue.py") and frame.func == "get"  # queue.get, not the Condition.wait in it
     assert wait.waits_for.startswith("an item from a queue")
     assert main.own().where == "b22_train.py line 129 in <module>"
     cited = [r.text.strip() for r in silence.cited(s)]
-    assert cited[0] == "Timeout (0:00:08)!"
+    assert cited[0] == "Timeout (0:00:08)!" and s.latest.id in {r.id for r in silence.cited(s)}
     assert any(t.endswith("queue.py\", line 171 in get") for t in cited)
     assert any(t.endswith("line 122 in loader") for t in cited)
     words = silence.sentence(s)
+    assert "the same in " in words and "stuck, not slow" in words
     assert "queue.get (queue.py line 171), called from b22_train.py line 129 in <module>" in words
     assert "input pipeline" in words and "line 122 in loader" in words
     assert silence.fix(s).startswith("Start at b22_train.py line 129 in <module> (the thread dump): the main thread waits there in queue.get")
@@ -190,3 +192,16 @@ def test_an_unexplained_failure_long_after_the_last_step_is_the_stall_it_followe
     assert "10 min before the first failure" in h.detail
     soon = Record(id="y", ts=m.progress[-1].ts + 30 * NS, source="object", log="pod-status", text="exitCode=134")
     assert _stalled_then_failed(m, [Signal("symptom", "container_failed", Pattern(r"", 1.0), soon, {})]) is None
+
+
+def test_what_the_program_was_doing_when_it_raised():
+    from skill.telling.citations import doing
+    recs = _stream([
+        "INFO:trainer:step 12 loss 0.79",
+        "INFO:trainer:eval at step 12: loading eval set",
+        "Traceback (most recent call last):",
+        '  File "/app/train.py", line 121, in <module>',
+        "TypeError: dot_general requires contracting dimensions to have the same shape, got (768,) and (512,).",
+    ])
+    assert [r.id for r in doing(tuple(recs))] == ["r1"]
+    assert doing(tuple(recs[2:])) == []  # nothing before the traceback: nothing said

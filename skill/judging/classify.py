@@ -121,6 +121,7 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
         h.first_ts = h.strong_signals[0].ts
         # the same class's earlier lines that the run survived stay cited (the quiet early warning), not scored or timed
         h.signals = sorted(sigs + [s for s, _ in spared.get(cid, [])], key=lambda s: s.ts)
+        h.spared = frozenset(s.record.id for s, _ in spared.get(cid, []))
         hypos[cid] = h
     observations = []
     for cid, pairs in spared.items():
@@ -128,6 +129,24 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
         if cid not in hypos and (score := _score(sigs)) >= CANDIDATE:
             observations.append(Observation(cid, round(score, 3), sorted(sigs, key=lambda s: s.ts), pairs[-1][1]))
     return hypos, sorted(observations, key=lambda o: o.signals[0].ts)
+
+
+def _later_other(causes: list[Signal]) -> dict[str, int]:
+    """For each container cause line, when the same program (pod and container) next printed another failure line at
+    least as strong (another exception, not the same line again): the one it may have gone on past to fail of."""
+    streams: dict[tuple[str | None, str | None], list[Signal]] = {}
+    for s in causes:
+        if s.record.source == "container" and not s.pattern.support:
+            streams.setdefault((s.record.pod, s.record.container), []).append(s)
+    out: dict[str, int] = {}
+    for sigs in streams.values():
+        sigs.sort(key=lambda s: s.ts)
+        for i, s in enumerate(sigs):
+            nxt = next((o.ts for o in sigs[i + 1:] if o.record.text != s.record.text and o.ts > s.ts
+                        and o.weight >= s.weight), None)
+            if nxt is not None:
+                out[s.record.id] = nxt
+    return out
 
 
 def _score(sigs: list[Signal]) -> float:
@@ -323,8 +342,10 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     done = model.condition("Completed") if model.terminal_state != "Failed" else None
     finished = int(done["ts"]) if done and done.get("ts") else None
 
+    later = _later_other(causes)
+
     def survived(s: Signal) -> str | None:
-        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end, finished))
+        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end, finished, later.get(s.record.id)))
         return why if verdict == "survived" else None
 
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
@@ -361,6 +382,6 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     others = sorted((h for h in hypos.values() if h is not root), key=lambda h: -h.score)
     demoted = resolved + [h for h in gone_past if h is not root]
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or explained(h, cands) else 1.0), 3), h.signals,
-                            h.first_ts, h.detail, h.located, h.entity_kinds) for h in others]
+                            h.first_ts, h.detail, h.located, h.entity_kinds, h.spared) for h in others]
     status = status_of(model, symptoms, root.failure_class, act)
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)

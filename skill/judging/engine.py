@@ -18,7 +18,7 @@ from ..reading.objects import jobset_records, node_records, pod_records
 from ..understanding.queries import (Scope, context_queries, last_words_queries, node_queries, presence_queries,
                                     workload_queries)
 from ..reading.records import Record, parse_ts, record_from_entry, record_from_event
-from ..understanding.signals import Matcher, Signal
+from ..understanding.signals import Matcher, Signal, addressed_to_a_reader
 from ..reading.sources.base import LogQuery, Source, SourceStats
 
 NS = 1_000_000_000
@@ -244,14 +244,16 @@ def _last_words_queries(scope: Scope, model: Workload, verdict: Verdict) -> list
 
 
 def _records(pairs: Iterable[tuple[LogQuery, dict]]) -> tuple[Record, ...]:
-    """The entries as records, each once, by time; an entry that is no LogEntry was counted by the phases that matter."""
+    """The entries as records, each once, by time; an entry that is no LogEntry was counted by the phases that matter,
+    and a line addressed to an automated reader is never read as what a program said (it is data, not evidence)."""
     out: dict[str, Record] = {}
     for _q, entry in pairs:
         try:
             r = record_from_entry(entry)
         except (KeyError, TypeError, AttributeError, ValueError):
             continue
-        out.setdefault(r.id, r)
+        if not addressed_to_a_reader(r.text):
+            out.setdefault(r.id, r)
     return tuple(sorted(out.values(), key=lambda r: (r.ts, r.id)))
 
 
@@ -283,7 +285,9 @@ def _context(pairs: Iterable[tuple[LogQuery, dict]], lines: list[tuple[str, str,
         start = len(before)
         while start and TRACEBACK_PART.match(before[start - 1].text):
             start -= 1  # the traceback the line ends: its frames, code lines, carets and chaining notes
-        out += before[start:] if any(r.text.startswith("Traceback (most recent call last)") for r in before[start:]) else []
+        if any(r.text.startswith("Traceback (most recent call last)") for r in before[start:]):
+            # the traceback, and the statement the program made just before it: what it was doing when it raised
+            out += before[max(0, start - 1):]
         for i, r in enumerate(r for r in mine if r.ts >= ts):
             if i and NEW_STATEMENT.match(r.text):
                 break

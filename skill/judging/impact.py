@@ -29,6 +29,7 @@ class Line:
     damage: tuple[int, ...]  # sorted times of failure symptoms (a container failed, the JobSet failed or restarted ...)
     running_at_end: bool  # the JobSet did not fail and the program was seen running within the stall window of the end
     finished: int | None = None  # when the JobSet completed successfully (its Completed condition), if it did
+    next_other: int | None = None  # the next line of the same program (container) that names another failure, if any
 
     @property
     def ts(self) -> int:
@@ -87,6 +88,18 @@ def _finished_why(line: Line) -> str:
             "failed before it wound down")
 
 
+def _went_on(line: Line) -> bool:
+    nxt = line.next_other
+    return nxt is not None and any(line.ts < a < nxt for a in line.activity)
+
+
+def _went_on_why(line: Line) -> str:
+    assert line.next_other is not None
+    n = sum(1 for a in line.activity if line.ts < a < line.next_other)
+    return (f"the program went on past it: it stepped again ({n} progress line{'s' if n != 1 else ''}) and only "
+            f"{_minutes(line.next_other - line.ts)} later failed of something else")
+
+
 def _still_running(line: Line) -> bool:
     return line.running_at_end and line.next_damage is None
 
@@ -105,6 +118,9 @@ ROWS: tuple[Row, ...] = (
     Row("linked", "a failure just before", f"a failure was seen up to {CAUSE_LEAD_NS // NS} s before the line: the "
         "line may be that failure's own account, logged late",
         lambda line: any(line.ts - CAUSE_LEAD_NS <= d <= line.ts for d in line.damage)),
+    Row("survived", "went on to fail of something else", "the same program stepped again after the line and later "
+        "printed a line of another failure: it handled this one and went on, and what it failed of is the later one",
+        _went_on, _went_on_why),
     Row("survived", "finished after it", "the JobSet completed successfully after the line and nothing failed "
         f"before its wind-down (what completion stops, within {WIND_DOWN_NS // NS} s of it): the run did its work",
         _finished, _finished_why),

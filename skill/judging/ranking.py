@@ -28,11 +28,13 @@ class Hypo:
     detail: str = ""
     located: list[Signal] = field(default_factory=list)  # the lines that locate the cause, when not the first strong ones
     entity_kinds: tuple[str, ...] = ()  # what those lines implicate, when not what their patterns say
+    spared: frozenset[str] = frozenset()  # ids of its lines the run survived: cited, never what locates it
 
     @property
     def strong_signals(self) -> list[Signal]:
-        strong = [s for s in self.signals if s.weight >= CANDIDATE]
-        return sorted(strong or self.signals, key=lambda s: (s.ts, -s.weight))
+        linked = [s for s in self.signals if s.record.id not in self.spared] or self.signals
+        strong = [s for s in linked if s.weight >= CANDIDATE]
+        return sorted(strong or linked, key=lambda s: (s.ts, -s.weight))
 
 
 def combine(weights: list[float]) -> float:

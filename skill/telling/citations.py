@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from ..catalog import BY_ID, HEALTHY
 from ..catalog.types import PATHWAYS_CONTAINERS, Pattern
 from ..judging.classify import Hypo, Verdict
+from ..judging.ranking import CANDIDATE
 from ..catalog import STALL
 from ..understanding.facts import EXCEPTION, FRAME_ID
+from ..judging.engine import TRACEBACK_PART
 from ..understanding.model import Workload
 from ..reading.names import is_head_pod, worker_ordinal
 from ..understanding.signals import Signal
@@ -212,6 +214,11 @@ def _root_lines(c: Context) -> list[Signal]:
     return unique[:MAX_ROOT_EVIDENCE]
 
 
+def _early_warning(c: Context) -> list[Signal]:
+    spared = [s for s in c.root.signals if s.record.id in c.root.spared and s.weight >= CANDIDATE]
+    return diverse(spared)[:MAX_SUPPORT]
+
+
 def _absorbed(c: Context) -> list[Signal]:
     cls = BY_ID[c.verdict.failure_class]
     return [h.strong_signals[0] for h in c.verdict.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
@@ -272,6 +279,25 @@ def _story(c: Context) -> list[Signal]:
     return [Signal("cause", c.verdict.failure_class, STORY, r, {}) for r in silence.cited(s)] if s else []
 
 
+# What the program was doing when it raised: the statement it printed just before a traceback that phase four read.
+DOING = Pattern(r"", 0.0, support=True, id="doing", note="what the program printed just before it raised")
+
+
+def doing(context: tuple[Record, ...]) -> list[Record]:
+    """Each context statement a traceback follows directly in its stream (a statement of its own, not a step line's
+    continuation or part of another traceback)."""
+    out = []
+    for a, b in zip(context, context[1:]):
+        if ((a.pod, a.container) == (b.pod, b.container) and b.text.startswith("Traceback (most recent call last)")
+                and a.text.strip() and not TRACEBACK_PART.match(a.text)):
+            out.append(a)
+    return out
+
+
+def _doing(c: Context) -> list[Signal]:
+    return [Signal("cause", c.verdict.failure_class, DOING, r, {}) for r in doing(c.context)[:1]]
+
+
 def _healthy(c: Context) -> list[Signal]:
     if c.verdict.failure_class != HEALTHY:
         return []
@@ -281,6 +307,8 @@ def _healthy(c: Context) -> list[Signal]:
 RULES: tuple[Rule, ...] = (
     Rule("root cause", f"the lines that locate the root cause (on its first host, with the client's own account), one "
          f"per signature, strongest first, then the rest of its strong lines; at most {MAX_ROOT_EVIDENCE}", _root_lines),
+    Rule("early warning", "the root class's lines the run survived before it failed (the quiet early warning, one per "
+         f"signature, at most {MAX_SUPPORT}): cited, never what locates the cause", _early_warning),
     Rule("first host", "a failure seen on several hosts at one moment: also the first host in order (slice 0 host 0)",
          lambda c: _first_host(c.root, diverse(primary(c.root))[:2])),
     Rule("latest attempt", "the same failure in a later attempt (another pod, or a container restart): where its final "
@@ -295,6 +323,8 @@ RULES: tuple[Rule, ...] = (
     Rule("where it stopped", "a cited crash line (Python's `Fatal Python error`, a `*** SIG...` page): the first frame "
          "of the crash report that printed after it in the program's own code (not the standard library or "
          "site-packages)", _where_it_stopped),
+    Rule("what it was doing", "the statement the program printed just before the traceback of a cited exception "
+         "(read with it in phase four): what it was doing when it raised", _doing),
     Rule("the stall's story", "a run that stopped stepping: what its program printed after its last step (its first "
          "statements, once each), the first thread dump's first line and per thread (main first, at most three) the "
          "call it waits in and its own innermost frame, and the first of what it kept printing meanwhile", _story),

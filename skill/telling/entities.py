@@ -52,9 +52,9 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
     failed = list(dict.fromkeys(n.partition("/")[2] for k, n in out if k == "Container"))
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
         out.setdefault(("Pod", pod), None)
-        for c in failed:  # ... with the container the failure is in there too
-            if pod in model.pods and c in model.pods[pod].containers:
-                out.setdefault(("Container", f"{pod}/{c}"), None)
+        for cname in failed:  # ... with the container the failure is in there too
+            if pod in model.pods and cname in model.pods[pod].containers:
+                out.setdefault(("Container", f"{pod}/{cname}"), None)
     # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect
     for s in latest_attempt(root):
         if (again := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):

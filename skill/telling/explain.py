@@ -21,7 +21,7 @@ from ..judging.ranking import Hypo
 from ..judging.sufficiency import sufficiency
 from ..reading.records import format_ns
 from . import silence
-from .citations import cite, primary, told
+from .citations import cite, doing, primary, told
 from .entities import entities
 from .excerpt import clip, excerpt
 from .gaps import data_gaps
@@ -102,6 +102,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
              for f in cls.fixes if f.applies(matched)]
     texts = [r.text for r in cited] + [r.text for r in a.context]
     if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
+        if was := doing(a.context)[:1]:  # what the program was doing when it raised
+            pointer += f" It raised right after printing '{clip(excerpt(silence.PREFIX.sub('', was[0].text.strip(), count=1)), 140)}'."
         at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
         fixes.insert(at, Fix(summary=pointer, command=None, risk="low"))
     if told_ and (where := silence.fix(told_)):

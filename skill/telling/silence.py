@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..reading.records import Record
+from ..reading.records import Record, format_ns
 from ..redact import redact
 from .excerpt import clip
 from .named import LIBRARY
@@ -161,6 +161,10 @@ class Story:
     kept_times: int = 0
     dump: Record | None = None  # the first thread dump's first line
     threads: list[Thread] = field(default_factory=list)
+    dumps: int = 0  # how many dumps it printed after its last step
+    latest: Record | None = None  # the latest dump's first line, when there were several
+    latest_threads: list[Thread] = field(default_factory=list)
+    unchanged: bool = False  # every dump shows every thread in the same place: stuck, not slow
 
     @property
     def empty(self) -> bool:
@@ -171,19 +175,18 @@ def _shape(text: str) -> str:
     return _NUMBERS.sub("#", text.strip())
 
 
-def _first_dump(after: list[Record]) -> tuple[Record | None, list[Thread]]:
-    """The first thread dump after the last step: its first line and its threads (a later one repeats it)."""
-    start = next((i for i, r in enumerate(after) if TIMEOUT.match(r.text) or THREAD.match(r.text)), None)
-    if start is None:
-        return None, []
+def _dump_at(after: list[Record], start: int) -> tuple[list[Thread], int]:
+    """The dump that starts at after[start]: its threads, and where the next thing after it starts."""
     threads: list[Thread] = []
-    for r in after[start:]:
+    i = start
+    for i in range(start, len(after)):
+        r = after[i]
         if TIMEOUT.match(r.text) and threads:
-            break  # the next dump
+            return [t for t in threads if t.frames], i  # the next dump
         m = THREAD.match(r.text)
         if m:
             if any(t.header.text == r.text for t in threads):
-                break  # the same thread again: the next dump
+                return [t for t in threads if t.frames], i  # the same thread again: the next dump
             threads.append(Thread(r, bool(m.group("current")), m.group("name") or ""))
         elif (f := FRAME.match(r.text)) and threads:
             threads[-1].frames.append(_frame(r, f))
@@ -192,8 +195,27 @@ def _first_dump(after: list[Record]) -> tuple[Record | None, list[Thread]]:
             if not frame.code:  # its source line
                 frame.code, frame.code_record = r.text.strip(), r
         elif not DUMP.match(r.text):
-            break  # a statement of its own ends the dump
-    return after[start], [t for t in threads if t.frames]
+            return [t for t in threads if t.frames], i  # a statement of its own ends the dump
+    return [t for t in threads if t.frames], len(after)
+
+
+def _dumps(after: list[Record]) -> list[tuple[Record, list[Thread]]]:
+    """Every thread dump after the last step, in order: its first line and its threads."""
+    out: list[tuple[Record, list[Thread]]] = []
+    i = 0
+    while i < len(after):
+        if TIMEOUT.match(after[i].text) or THREAD.match(after[i].text):
+            threads, nxt = _dump_at(after, i)
+            if threads:
+                out.append((after[i], threads))
+            i = max(nxt, i + 1)
+        else:
+            i += 1
+    return out
+
+
+def _where(threads: list[Thread]) -> list[tuple[str, tuple[tuple[str, int, str], ...]]]:
+    return sorted((t.name, tuple((f.path, f.line, f.func) for f in t.frames)) for t in threads)
 
 
 MAX_SAID = 2
@@ -205,7 +227,8 @@ def story(last_step: Record, words: tuple[Record, ...], first_step_ts: int = 0) 
     before its last step counts from its first step on (start-up chatter says nothing about why stepping stopped)."""
     after = [r for r in words if r.ts >= last_step.ts and r.id != last_step.id
              and (r.pod, r.container) == (last_step.pod, last_step.container)]
-    dump, threads = _first_dump(after)
+    dumps = _dumps(after)
+    dump, threads = dumps[0] if dumps else (None, [])
     statements = [r for r in after if r.text.strip() and not DUMP.match(r.text)]
     shapes = Counter(_shape(r.text) for r in statements)
     step_shape = _shape(last_step.text)
@@ -216,7 +239,11 @@ def story(last_step: Record, words: tuple[Record, ...], first_step_ts: int = 0) 
               and r.text.strip() and not DUMP.match(r.text) and _shape(r.text) != step_shape]
     said_before = Counter(_shape(r.text) for r in before)
     before = [r for r in before if said_before[_shape(r.text)] == 1 and not shapes[_shape(r.text)]]  # not chatter
-    s = Story(last_step, said=once[:MAX_SAID], before=before[-MAX_BEFORE:], dump=dump, threads=threads)
+    s = Story(last_step, said=once[:MAX_SAID], before=before[-MAX_BEFORE:], dump=dump, threads=threads,
+              dumps=len(dumps))
+    if len(dumps) > 1:
+        s.latest, s.latest_threads = dumps[-1]
+        s.unchanged = all(_where(t) == _where(threads) for _r, t in dumps[1:])
     if repeated:
         top = max(shapes[_shape(r.text)] for r in repeated)
         s.kept = next(r for r in repeated if shapes[_shape(r.text)] == top)
@@ -246,6 +273,10 @@ def _statement(records: list[Record]) -> Record:
     return next((r for r in reversed(records) if not r.text[:1].isspace()), records[-1])
 
 
+def _hms(r: Record | None) -> str:
+    return (format_ns(r.ts) or "")[11:19] + "Z" if r is not None else ""
+
+
 def _quote(r: Record, limit: int = 140) -> str:
     return "'" + clip(redact(PREFIX.sub("", r.text.strip(), count=1)), limit) + "'"
 
@@ -266,6 +297,10 @@ def cited(s: Story) -> list[Record]:
         wait, own = t.wait(), t.own()
         out += [f.record for f in ((wait[0] if wait else None), own) if f is not None]
         out += [own.code_record] if own is not None and own.code_record is not None else []
+    if s.latest is not None:  # where each thread is at the end of the data: its innermost frame and its own
+        out.append(s.latest)
+        for t in s.latest_threads[:3]:
+            out += [f.record for f in (t.frames[0], t.own()) if f is not None]
     if s.kept is not None:
         out.append(s.kept)
     return list({r.id: r for r in out}.values())
@@ -303,7 +338,10 @@ def sentence(s: Story) -> str:
     if s.threads:
         main = _main(s.threads)
         assert main is not None
-        parts.append(f"its thread dump shows the {'main thread' if main.main else 'dumped thread'} "
+        same = "both" if s.dumps == 2 else f"all {s.dumps}"
+        again = (f" (the same in {same} dumps, the latest at {_hms(s.latest)}: stuck, not slow)" if s.unchanged
+                 else f" (of {s.dumps} dumps, the latest at {_hms(s.latest)})" if s.latest is not None else "")
+        parts.append(f"its thread dump{again} shows the {'main thread' if main.main else 'dumped thread'} "
                      + _thread_words(main))
         helper = _callback_thread(s.threads, main)
         if helper is not None:
