@@ -476,3 +476,16 @@ def test_the_client_s_jax_version_is_read_from_its_own_prints(text, version):
     import re2
     m = re2.compile(next(ms for ms in MILESTONES if ms.id == "client_jax").pattern.regex).search(text)
     assert (m.group("version") if m else None) == version
+
+
+@pytest.mark.parametrize("text, step", [
+    ("step 0 loss 1.152680", "0"),  # recorded
+    ("iter 1200: loss 2.3105, time 35.21ms, mfu 41.20%", "1200"),  # nanoGPT's loop
+    ("iteration 40 | loss 2.1", "40"),
+    ("retry iteration 3 of 5", None),  # counting retries is not training
+])
+def test_training_progress_is_read_in_the_forms_loops_print(text, step):
+    import re2
+    from skill.catalog import MILESTONES
+    hits = [m for ms in MILESTONES if ms.id == "progress" and (m := re2.compile(ms.pattern.regex).search(text))]
+    assert (hits[0].group("step") if hits else None) == step

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .types import Milestone, Pattern, Symptom
 
 _ANY = ("container", "node", "event", "serial", "object")
@@ -183,4 +185,13 @@ MILESTONES = (
               Pattern(r"(?i)\bstep\b[\s:=#]*(?P<step>\d+)", 1.0, user_only=True,
                       origin='recording:healthy-train',
                       example='step 0 loss 1.152680')),
+    # nanoGPT's training loop and the many loops written after it count iterations, not steps
+    # (print(f"iter {iter_num}: loss {lossf:.4f}, time {dt*1000:.2f}ms, mfu {running_mfu*100:.2f}%"))
+    Milestone("progress", "training progress",
+              Pattern(r"(?i)\biter(?:ation)?\b[\s:=#]*(?P<step>\d+)\s*[:,|]?\s*(?:train[_ ])?loss\b", 1.0, user_only=True,
+                      origin='https://github.com/karpathy/nanoGPT/blob/e2221318e607eb5ee0669d6b7641af25a2111545/train.py',
+                      example='iter 1200: loss 2.3105, time 35.21ms, mfu 41.20%')),
 )
+# The progress lines as one filter regex (read as a capped sample), without the milestones' group names.
+PROGRESS_RX = "(?i)" + "|".join(re.sub(r"\(\?P<\w+>", "(", m.pattern.regex.removeprefix("(?i)"))
+                                for m in MILESTONES if m.id == "progress")

@@ -7,12 +7,13 @@ from __future__ import annotations
 from ..catalog import BY_ID, HEALTHY, STALL, UNKNOWN, FailureClass
 from .classify import CANDIDATE, Verdict
 from ..diagnosis import NextCheck
+from ..catalog.symptoms import PROGRESS_RX as STEP_RX
 from ..reading.query import quote
 
 FIRM = 0.9  # at or above this confidence the diagnosis carries no next checks (answers there are nearly always right)
 MAX_CANDIDATES = 3
 MAX_REGEX = 3000  # a filter an engineer can paste; the class's strongest signatures first
-PROGRESS_RX = r"(?i)\bstep\b[\s:=#]*\d+|Completed [0-9]+ program launches"
+PROGRESS_RX = f"{STEP_RX}|Completed [0-9]+ program launches"
 
 
 def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..catalog.symptoms import PROGRESS_RX
 from ..reading.query import quote
 from ..reading.records import ERROR_KEYS, STEP_KEYS
 from ..reading.records import format_ns
@@ -11,7 +12,7 @@ from .signals import pushdown_regex, pushdown_regexes
 from ..reading.sources.base import LogQuery
 
 MARGIN_NS = 10 * 60 * 1_000_000_000
-STEP_LINE = r"(?i)\bstep\b[\s:=#]*\d+"  # what the progress read takes for a step line
+STEP_LINE = PROGRESS_RX  # what the progress read takes for a step line (the catalog's progress milestones)
 CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 LAUNCH_SAMPLE = 1000  # one page of the newest reports
