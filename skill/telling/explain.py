@@ -98,6 +98,9 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
                              evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals))[:5])
                   for h in v.ranked]
+    if told_:  # a stall's own evidence is what its program printed after its last step
+        story = [r.id for r in silence.cited(told_) if r.id in evidence]
+        hypotheses[0].evidence = list(dict.fromkeys(hypotheses[0].evidence + story))[:5 + len(story)]
     fixes = [Fix(summary=_fill(f.summary, ctx), command=_render(f.command, ctx), risk=cast(Risk, f.risk))
              for f in cls.fixes if f.applies(matched)]
     texts = [r.text for r in cited] + [r.text for r in a.context]
