@@ -205,3 +205,17 @@ def test_what_the_program_was_doing_when_it_raised():
     ])
     assert [r.id for r in doing(tuple(recs))] == ["r1"]
     assert doing(tuple(recs[2:])) == []  # nothing before the traceback: nothing said
+
+
+def test_frames_from_a_dump_are_redacted_and_stay_text():
+    recs = _stream([
+        "step 3",
+        "Timeout (0:10:00)!",
+        "Thread 0x00007f0000000001 (most recent call first):",
+        '  File "/app/x/[bold red]evil.py", line 5 in token=ya29.a0AfH6SMBsecretsecretsecret',
+        '  File "/app/train.py", line 9 in <module>',
+    ])
+    s = silence.story(recs[0], tuple(recs))
+    said = silence.sentence(s) + silence.fix(s)
+    assert "ya29.a0AfH6SMB" not in said and "[REDACTED" in said
+    assert "[bold red]evil.py line 5" in said  # markup is kept as text: the renderers show it inert

@@ -119,9 +119,10 @@ class Frame:
 
 
 def _frame(r: Record, m: re.Match[str]) -> Frame:
+    """A frame as read from a dump line; its path and function are log text, redacted before they are ever said."""
     if m.group("path") is not None:
-        return Frame(r, m.group("path"), int(m.group("line")), m.group("func"))
-    return Frame(r, m.group("path2"), int(m.group("line2")), m.group("func2"))
+        return Frame(r, redact(m.group("path")), int(m.group("line")), redact(m.group("func")))
+    return Frame(r, redact(m.group("path2")), int(m.group("line2")), redact(m.group("func2")))
 
 
 @dataclass
@@ -187,7 +188,7 @@ def _dump_at(after: list[Record], start: int) -> tuple[list[Thread], int]:
         if m:
             if any(t.header.text == r.text for t in threads):
                 return [t for t in threads if t.frames], i  # the same thread again: the next dump
-            threads.append(Thread(r, bool(m.group("current")), m.group("name") or ""))
+            threads.append(Thread(r, bool(m.group("current")), redact(m.group("name") or "")))
         elif (f := FRAME.match(r.text)) and threads:
             threads[-1].frames.append(_frame(r, f))
         elif threads and threads[-1].frames and r.text[:1].isspace() and r.text.strip():
