@@ -373,6 +373,8 @@ PROGRESS_FORMATS = {
     # a plain Python logging setup -> stderr
     "logging": ("stderr", "INFO:__main__:Step {step}/{total}: loss={loss:.4f} lr={lr:.2e} step_time={sec:.2f}s"),
     "print": ("stdout", "step {step} | loss {loss:.4f} | {sec:.2f} s/step"),
+    # nanoGPT's loop and the loops written after it (karpathy/nanoGPT train.py, print(f"iter {iter_num}: loss ..."))
+    "nanogpt": ("stdout", "iter {step}: loss {loss:.4f}, time {ms:.2f}ms"),
 }
 
 NOISE = {

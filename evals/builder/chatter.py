@@ -67,7 +67,7 @@ class Chatter(Logs):
                 text = tmpl.format(step=step, sec=sec, tflops=self.rng.uniform(181, 194) if step else 1.2,
                                    tok=self.rng.uniform(5700, 6050) if step else 31.4, weights=65536, loss=loss,
                                    ts=glog_stamp(t), tid=cl.tid, gnorm=self.rng.uniform(0.2, 1.4), sps=1 / sec,
-                                   total=total, lr=3e-4 * min(1, (step + 1) / 500))
+                                   total=total, lr=3e-4 * min(1, (step + 1) / 500), ms=sec * 1000)
                 self.cline(head, cl, t, stream, text)
             if ckpt and step and step % ckpt == 0:
                 self.cline(head, cl, t + 2 * NS, "stderr", f"INFO:absl:Saved a checkpoint at step {step}.")
