@@ -196,6 +196,7 @@ class Context:
     cited: list[str]
     context: tuple[Record, ...] = ()  # what the root cause's containers printed right after its lines (engine phase four)
     last_words: tuple[Record, ...] = ()  # a stalled run: its program's stream from its last step on (phase five)
+    story: silence.Story | None = None  # ... as the caller already read it (else read from last_words)
 
     @property
     def root(self) -> Hypo:
@@ -275,7 +276,7 @@ def told(model: Workload, verdict: Verdict, last_words: tuple[Record, ...]) -> s
 
 
 def _story(c: Context) -> list[Signal]:
-    s = told(c.model, c.verdict, c.last_words)
+    s = c.story or told(c.model, c.verdict, c.last_words)
     return [Signal("cause", c.verdict.failure_class, STORY, r, {}) for r in silence.cited(s)] if s else []
 
 
@@ -339,13 +340,14 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def cite(model: Workload, verdict: Verdict, context: tuple[Record, ...] = (),
-         last_words: tuple[Record, ...] = ()) -> list[tuple[str, Signal]]:
-    """(rule name, signal) for every line the diagnosis cites as evidence, in order, each id once."""
+def cite(model: Workload, verdict: Verdict, context: tuple[Record, ...] = (), last_words: tuple[Record, ...] = (),
+         story: silence.Story | None = None) -> list[tuple[str, Signal]]:
+    """(rule name, signal) for every line the diagnosis cites as evidence, in order, each id once; a stall's story is
+    read from last_words unless the caller passes it read already."""
     out: list[tuple[str, Signal]] = []
     cited: list[str] = []
     for rule in RULES:
-        for s in rule.pick(Context(model, verdict, list(cited), context, last_words)):
+        for s in rule.pick(Context(model, verdict, list(cited), context, last_words, story)):
             if s.record.id not in cited:
                 cited.append(s.record.id)
                 out.append((rule.name, s))

@@ -49,12 +49,9 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
     # first host in order first, up to MAX_SAME_PODS
     firsts = {s.pattern.sid for s in primary(root) if "Pod" in (root.entity_kinds or s.pattern.entities)}
     same = {p for s in root.strong_signals if s.pattern.sid in firsts and (p := pod_of(s))}
-    failed = list(dict.fromkeys(n.partition("/")[2] for k, n in out if k == "Container"))
+    failed = _container_names(out)
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
-        out.setdefault(("Pod", pod), None)
-        for cname in failed:  # ... with the container the failure is in there too
-            if pod in model.pods and cname in model.pods[pod].containers:
-                out.setdefault(("Container", f"{pod}/{cname}"), None)
+        _pod_and_containers(out, pod, failed, model)  # ... with the container the failure is in there too
     # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect
     for s in latest_attempt(root):
         if (again := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):
@@ -106,15 +103,25 @@ def stand_in(model: Workload, pod: str) -> str | None:
 def _with_stand_ins(found: list[tuple[str, str]], model: Workload) -> list[tuple[str, str]]:
     """What was found, then for each pod an earlier attempt ran the failure on the pod in its place now (the one to
     inspect) with the failure's container there (`pod/container`), in the room left."""
-    failed = [n.partition("/")[2] for k, n in found if k == "Container"]
+    failed = _container_names(found)
     out: dict[tuple[str, str], None] = dict.fromkeys(found)
     for kind, name in found:
         if kind == "Pod" and (now := stand_in(model, name)) is not None and ("Pod", now) not in out:
-            out.setdefault(("Pod", now), None)
-            for c in dict.fromkeys(failed):
-                if c in model.pods[now].containers:
-                    out.setdefault(("Container", f"{now}/{c}"), None)
+            _pod_and_containers(out, now, failed, model)
     return list(out)
+
+
+def _container_names(found: list[tuple[str, str]] | dict[tuple[str, str], None]) -> list[str]:
+    """The container names the Container entities found so far name, once each, in order."""
+    return list(dict.fromkeys(n.partition("/")[2] for k, n in found if k == "Container"))
+
+
+def _pod_and_containers(out: dict[tuple[str, str], None], pod: str, containers: list[str], model: Workload) -> None:
+    """Name the pod, and those of the containers that it runs."""
+    out.setdefault(("Pod", pod), None)
+    for c in containers:
+        if pod in model.pods and c in model.pods[pod].containers:
+            out.setdefault(("Container", f"{pod}/{c}"), None)
 
 
 def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workload) -> str | None:

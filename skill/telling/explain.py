@@ -77,6 +77,12 @@ def observations(v: Verdict, matrix: list[Finding]) -> list[Observation]:
     return out
 
 
+def _before_changes(fixes: list[Fix], summary: str) -> None:
+    """A workload fix in words, after the read-only steps and before the fixes that change something."""
+    at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
+    fixes.insert(at, Fix(summary=summary, command=None, risk="low"))
+
+
 def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     """The Diagnosis contract for one analysis. Every cited id comes from a record that was read."""
     m, v = a.model, a.verdict
@@ -84,8 +90,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
     ents = entities(m, v.root, v.symptoms, triggers)
     ctx = context(m, v.root, ents, v.symptoms)
-    cited = [s.record for _rule, s in cite(m, v, a.context, a.last_words)]
     told_ = told(m, v, a.last_words)
+    cited = [s.record for _rule, s in cite(m, v, a.context, story=told_)]
     ctx["story"] = silence.sentence(told_) if told_ else ""
     evidence = {r.id: evidence_item(r, m.project) for r in cited}
     matched = matched_ids(v.root)
@@ -106,12 +112,10 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     texts = [r.text for r in cited] + [r.text for r in a.context]
     if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
         if was := doing(a.context)[:1]:  # what the program was doing when it raised
-            pointer += f" It raised right after printing '{clip(excerpt(silence.PREFIX.sub('', was[0].text.strip(), count=1)), 140)}'."
-        at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
-        fixes.insert(at, Fix(summary=pointer, command=None, risk="low"))
+            pointer += f" It raised right after printing {silence.quote(was[0], 140)}."
+        _before_changes(fixes, pointer)
     if told_ and (where := silence.fix(told_)):
-        at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
-        fixes.insert(at, Fix(summary=where, command=None, risk="low"))
+        _before_changes(fixes, where)
     stats = a.stats
     return Diagnosis(
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,

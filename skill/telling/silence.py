@@ -194,13 +194,13 @@ def story(last_step: Record, words: tuple[Record, ...], first_step_ts: int = 0) 
 
 def moments(s: Story) -> list[tuple[int, str, list[str]]]:
     """The story's timeline entries: (time, summary, cited ids)."""
-    out = [(r.ts, f"after its last step the program printed {_quote(r, 120)}", [r.id]) for r in s.said[:1]]
+    out = [(r.ts, f"after its last step the program printed {quote(r, 120)}", [r.id]) for r in s.said[:1]]
     main = _main(s.threads)
     if s.dump is not None and main is not None:
         out.append((s.dump.ts, f"thread dump: the {'main thread' if main.main else 'dumped thread'} "
                                f"{_thread_words(main).split(', for ')[0].split(' for ')[0]}", [s.dump.id]))
     if s.kept is not None:
-        out.append((s.kept.ts, f"still printing, no step: {_quote(s.kept, 100)} ({s.kept_times} times)", [s.kept.id]))
+        out.append((s.kept.ts, f"still printing, no step: {quote(s.kept, 100)} ({s.kept_times} times)", [s.kept.id]))
     return out
 
 
@@ -218,7 +218,8 @@ def _hms(r: Record | None) -> str:
     return (format_ns(r.ts) or "")[11:19] + "Z" if r is not None else ""
 
 
-def _quote(r: Record, limit: int = 140) -> str:
+def quote(r: Record, limit: int = 140) -> str:
+    """A line as a sentence quotes it: without its logging prefix, redacted, clipped, in quotes."""
     return "'" + clip(redact(PREFIX.sub("", r.text.strip(), count=1)), limit) + "'"
 
 
@@ -272,10 +273,10 @@ def sentence(s: Story) -> str:
     """The story in words, for the explanation ("" when the program printed nothing after its last step)."""
     parts = []
     if s.before:
-        parts.append(f"before its last step, the last thing it said besides steps was {_quote(_statement(s.before))}")
+        parts.append(f"before its last step, the last thing it said besides steps was {quote(_statement(s.before))}")
     if s.said:
-        parts.append(f"after its last step it printed {_quote(s.said[-1])}"
-                     + (f" (first {_quote(s.said[0], 100)})" if len(s.said) > 1 else ""))
+        parts.append(f"after its last step it printed {quote(s.said[-1])}"
+                     + (f" (first {quote(s.said[0], 100)})" if len(s.said) > 1 else ""))
     if s.threads:
         main = _main(s.threads)
         assert main is not None
@@ -292,7 +293,7 @@ def sentence(s: Story) -> str:
         if others:
             parts.append("other threads are at " + ", ".join(f.where_code for f in others[:3]))
     if s.kept is not None:
-        parts.append(f"while no step came it kept printing {_quote(s.kept, 100)} ({s.kept_times} times), so the "
+        parts.append(f"while no step came it kept printing {quote(s.kept, 100)} ({s.kept_times} times), so the "
                      "process was alive but not stepping")
     return "; ".join(parts)
 
@@ -315,7 +316,7 @@ def fix(s: Story) -> str:
     last ("" when it printed neither)."""
     main = _main(s.threads)
     if main is None:
-        return (f"Read the code that prints {_quote(s.said[-1], 120)}: the program stopped right after printing it, so "
+        return (f"Read the code that prints {quote(s.said[-1], 120)}: the program stopped right after printing it, so "
                 "what follows that statement never completed. Make the program dump its threads when it stalls "
                 "(faulthandler.dump_traceback_later(timeout, repeat=True), reset every step) to see where it "
                 "waits.") if s.said else ""
@@ -333,5 +334,5 @@ def fix(s: Story) -> str:
         advice = next(w.advice for w in WAITS if w.callback)
     elif helper is not None:
         advice += "; while the callback blocks, the step on the TPU cannot finish"
-    last = f" The last thing it said besides steps, before it stopped: {_quote(_statement(s.before), 120)}." if s.before else ""
+    last = f" The last thing it said besides steps, before it stopped: {quote(_statement(s.before), 120)}." if s.before else ""
     return f"Start at {own.where_code} (the thread dump): {who} {what}. {advice[0].upper()}{advice[1:]}.{last}"

@@ -12,7 +12,6 @@ from .signals import pushdown_regex, pushdown_regexes
 from ..reading.sources.base import LogQuery
 
 MARGIN_NS = 10 * 60 * 1_000_000_000
-STEP_LINE = PROGRESS_RX  # what the progress read takes for a step line (the catalog's progress milestones)
 CONTROL_CONTAINERS = ("pathways-rm", "pathways-proxy")
 PROGRESS_SAMPLE = 200
 LAUNCH_SAMPLE = 1000  # one page of the newest reports
@@ -66,7 +65,7 @@ def workload_queries(scope: Scope) -> list[LogQuery]:
     signatures = [quote(r) for r in pushdown_regexes("container", rx_room)]
     while max(len(r) for r in signatures) > rx_room:  # quoting doubles backslashes: shrink until the quoted pieces fit
         signatures = [quote(r) for r in pushdown_regexes("container", int(rx_room * 0.8 * rx_room / max(map(len, signatures))))]
-    progress = quote(STEP_LINE)
+    progress = quote(PROGRESS_RX)  # the catalog's progress milestones
     not_control = " AND ".join(f"resource.labels.container_name!={quote(c)}" for c in CONTROL_CONTAINERS)
     pod_prefix = quote(scope.jobset + "-")
     ev_ns = f" jsonPayload.involvedObject.namespace={quote(scope.namespace)}" if scope.namespace else ""
