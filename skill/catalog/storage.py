@@ -109,7 +109,7 @@ GCS_PERMISSION_DENIED = FailureClass(
             None, "high", when=("access_scopes",)),
         Fix("Where the node pool's access scopes are too narrow (devstorage.read_only), recreate it with --scopes=cloud-platform and control access with IAM.",
             None, "high", unless=("access_scopes", "kms_key")),
-        Fix("Grant the identity object access on the bucket (the node service account for hostNetwork Pathways pods, or the Workload Identity principal).",
+        Fix("Grant the identity object access on the bucket (the node service account for hostNetwork Pathways pods, or the Workload Identity principal).{% if permission %} The error names the missing permission, {{ permission }}: the role you grant must include it (`gcloud iam roles describe ROLE` lists a role's permissions).{% endif %}",
             "gcloud storage buckets add-iam-policy-binding {{ bucket }} --member=serviceAccount:{{ service_account }} --role=roles/storage.objectAdmin", "high",
             unless=("kms_key",)),
     ),

@@ -20,6 +20,9 @@ from .citations import primary, said_line
 from .excerpt import clip, excerpt
 
 # A container status that says the kernel OOM-killed it (exit 137), as the Pod object or an event renders it.
+# The IAM permission a storage error names ("does not have storage.buckets.get access", "Permission
+# 'storage.objects.create' denied"), in Cloud Storage's IAM permission names.
+PERMISSION = re.compile(r"\b(storage\.(?:buckets|objects|managedFolders|multipartUploads)\.[a-zA-Z]+)\b")
 OOM_EXIT = re.compile(r"\bOOMKilled\b|exitCode[=:] ?137\b|exit code 137\b")
 
 
@@ -61,6 +64,7 @@ def context(model: Workload, root: Hypo, ents: list[Entity], symptoms: Sequence[
         "bucket": by_kind.get("Bucket") or "gs://<bucket>", "jax_version": jax.group(1) if jax else "<client jax version>",
         "worker_job": worker_job, "service_account": sa.group(1) if sa else "<node-or-workload-service-account>",
         "principal": sa.group(1) if sa else "The workload's identity", "detail": detail,
+        "permission": m.group(1) if (m := PERMISSION.search(lines)) else "",
         "client_python": client_py, "sidecar_python": sidecar_py,
         "invalid_field": invalid.group(1) if invalid else "", "invalid_reason": invalid.group(2).strip() if invalid else "",
         "expected_rm_address": rm_address(model.jobset or "<jobset>"),

@@ -13,7 +13,9 @@ from .model import Workload
 from .signals import Signal
 
 CONTAINER_FATE = ("container_failed", "crashloop", "pod_killed")  # what a Pod status or a kubelet event says
-PEER_LOST = ("heartbeat_timeout", "data_loss")  # a peer's account of losing a host
+# A peer's account of losing a host: its heartbeats timed out, a slice was lost, or a program died on a line naming the
+# host (the client's uncaught "Connection to <host>:29005 ... lost", a worker's fatal line): what depends on it says it
+PEER_LOST = ("heartbeat_timeout", "data_loss", "program_died")
 
 
 def _names_host(text: str, host: str) -> bool:
