@@ -51,13 +51,14 @@ class RulesAgent:
 
     name = "rules"
 
-    def run(self, case_path: Path) -> AgentRun:
+    def run(self, case_path: Path, jobset: str | None = None) -> AgentRun:
+        """`jobset`: the JobSet to diagnose, as an engineer names it when the data holds no JobSet object."""
         from skill.api import diagnose_replay
         from skill.errors import PathwaysWorkloadError
 
         t0 = time.perf_counter()
         try:
-            d = diagnose_replay(case_path)
+            d = diagnose_replay(case_path, jobset=jobset)
         except PathwaysWorkloadError as err:
             return AgentRun(None, str(err), time.perf_counter() - t0)
         return AgentRun(d, None, time.perf_counter() - t0)

@@ -34,9 +34,15 @@ def register(subparsers, command=None) -> None:
     p.add_argument("--noise", action="store_true",
                    help="replay every case with benign noise added (start-up warnings, quantities that look like codes, "
                         "errors the run survives), scored per kind: no verdict may change")
+    p.add_argument("--early-export", action="store_true",
+                   help="cut every failing case at its first cause line + 60 s and + 300 s (logs and events only, "
+                        "the Pod and JobSet snapshots dropped), as an export made when the alert fires: none may be "
+                        "called healthy")
     p.add_argument("--transforms", metavar="A,B", help="with --robustness or --noise: only these transformations / kinds")
-    p.add_argument("--cases", type=int, metavar="N", help="with --robustness or --noise: N cases spread over the library")
-    p.add_argument("--only", metavar="GLOB", help="with --robustness or --noise: the cases whose name matches GLOB")
+    p.add_argument("--cases", type=int, metavar="N",
+                   help="with --robustness, --noise or --early-export: N cases spread over the library")
+    p.add_argument("--only", metavar="GLOB",
+                   help="with --robustness, --noise or --early-export: the cases whose name matches GLOB")
     p.set_defaults(func=run)
 
 
@@ -68,6 +74,10 @@ def run(args) -> int:
     cases = load_cases(paths)
     if not cases:
         raise InputError(f"no cases (folders with expected.yaml) under {' '.join(paths)}")
+    if sum(map(bool, (args.robustness, args.noise, args.early_export))) > 1:
+        raise UsageError("eval: choose one of --robustness, --noise and --early-export")
+    if args.early_export:
+        return early_export(args, cases)
     if args.robustness or args.noise:
         return robustness(args, cases)
     result = run_eval(cases, AGENTS[args.agent](), repeat=args.repeat)
@@ -113,6 +123,25 @@ def robustness(args: argparse.Namespace, cases) -> int:
         stem = "noise" if args.noise else "robustness"
         (out / f"{stem}.json").write_text(rb.as_json(summary))
         (out / f"{stem}.md").write_text(rb.markdown(summary))
+    return 1 if summary["gate"] else 0
+
+
+def early_export(args: argparse.Namespace, cases) -> int:
+    from . import early
+
+    if args.agent != "rules":
+        raise UsageError("eval --early-export scores the rules engine (--agent rules)")
+    cases = early.select(cases, args.cases, args.only)
+    if not cases:
+        raise InputError(f"no case matches {args.only!r}")
+    fmt = args.format if args.format in early.RENDERERS else "table"
+    summary = early.run_early(cases, AGENTS[args.agent]())
+    sys.stdout.write(early.RENDERERS[fmt](summary))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "early-export.json").write_text(early.as_json(summary))
+        (out / "early-export.md").write_text(early.markdown(summary))
     return 1 if summary["gate"] else 0
 
 

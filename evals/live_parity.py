@@ -4,7 +4,9 @@ its replay verdict (failure class and status).
 One Cloud Logging fake and one Kubernetes fake serve the whole run; each case swaps the data they serve. Without the
 Kubernetes API the rules read the workload's facts from the logs and the events log; the one principled exception is
 an incident whose root cause is shown by Pod object facts alone (a container status that says OOMKilled, with no
-event or node log of it): no log holds it, so live without the API cannot see it, and says so in data_gaps.
+event or node log of it): no log holds it, so live without the API cannot see it, and says so in data_gaps. The
+other is its mirror: a run that survived a failure line only by completing (the JobSet's Completed condition) is,
+without that object, a run whose data ends after a failure line, and survival is never assumed (docs/impact.md).
 
     python -m evals.live_parity [FOLDER ...]     # default: fixtures/
 """
@@ -50,9 +52,18 @@ def objects_only(replay: Diagnosis) -> str:
     return "the root cause is shown by Pod object facts alone" if sources == {"object"} else ""
 
 
+def completion_only(replay: Diagnosis) -> str:
+    """Why live without the Kubernetes API may not call a finished run healthy: a failure line the run survived only
+    by finishing (the JobSet's Completed condition is an object fact) is, without it, a line among the last of the
+    data, and survival is never assumed ("" when the healthy verdict does not rest on completion)."""
+    finished = replay.status == "healthy" and any(o.kind == "survived" and "the JobSet completed" in o.why_not_cause
+                                                  for o in replay.observations)
+    return "the run survived a failure line only by completing, a JobSet object fact" if finished else ""
+
+
 def compare(case: str, replay: Diagnosis, live: Diagnosis, no_kube: Diagnosis) -> Parity:
-    return Parity(case, verdict(replay), verdict(live), verdict(no_kube),
-                  objects_only(replay) if verdict(no_kube) != verdict(replay) else "")
+    why = (objects_only(replay) or completion_only(replay)) if verdict(no_kube) != verdict(replay) else ""
+    return Parity(case, verdict(replay), verdict(live), verdict(no_kube), why)
 
 
 class _Current:

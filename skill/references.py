@@ -11,7 +11,8 @@ from pathlib import Path
 from .catalog import CLASSES, MILESTONES, SYMPTOMS
 from .catalog.types import Fix, Text
 from .judging.classify import CANDIDATE, thresholds
-from .judging.impact import RAN_ON_LINES, RAN_ON_NS
+from .judging.survival import TOO_SOON_CONFIDENCE
+from .judging.impact import RAN_ON_ELSEWHERE_NS, RAN_ON_LINES, RAN_ON_NS
 from .judging.impact import table as impact_table
 from .telling.citations import table as citations_table
 from .telling.named import table as named_table
@@ -104,7 +105,17 @@ def render_status_model() -> str:
         "`spec.suspend`), the pods (phases, container states and restart counts) and, when those objects were not exported,",
         "the events and logs that say the same (JobSet `FailedJobs` / `ReachedMaxRestarts`, Job `BackoffLimitExceeded`,",
         "restart actions, CrashLoopBackOff). A verdict of health needs progress seen: a run with no failure and no sign",
-        "of the program running is `stalled`, and its `sufficiency` says the evidence is not enough."], status_table())
+        "of the program running is `stalled`, and its `sufficiency` says the evidence is not enough.", "",
+        "Health also needs the run seen going on after its last failure-looking line (issue 36). A line that names a",
+        "failure is survived only when progress, the JobSet's completion, or the same program failing later of",
+        "something else follows it (docs/impact.md); otherwise it is a cause. A catalog line too weak to be a candidate",
+        "(a failed connection attempt, a retry) that came after the run's last sign of life (a step, a program launch,",
+        "the start-up milestones of the program that printed it) makes its class the verdict at its own low score, so",
+        "such a run is not `healthy`. What it is instead is decided by the rows below as for any cause: `failed` when a",
+        "container exited, a Job failed or a program's own output ended on a fatal line (a glog F line, a signal page,",
+        "an uncaught exception: `skill/understanding/death.py`, so the logs alone say it); otherwise `stalled` (row",
+        "\"nothing exited\": the pods are not seen working, or the data ends before the run is seen dying or going on,",
+        "and `sufficiency` says it is too soon to tell)."], status_table())
 
 
 IMPACT_DOC = ROOT / "docs" / "impact.md"
@@ -113,19 +124,34 @@ IMPACT_DOC = ROOT / "docs" / "impact.md"
 def render_impact() -> str:
     """docs/impact.md: the impact table of skill/judging/impact.py, in words."""
     return _table_doc("Did the run suffer from it? The impact rule", "skill/judging/impact.py", [
-        "A line that names a failure (a signature or a fact of the catalog) is a cause only when the workload suffered",
-        "after it. Each such line is judged by one ordered table (`skill/judging/impact.py`): the first row that holds decides.",
+        "A line that names a failure (a signature or a fact of the catalog) is a cause unless the run is *seen* going",
+        "on after it. Each such line is judged by one ordered table (`skill/judging/impact.py`): the first row that holds decides.",
         "It reads the client's step lines (the executors' periodic launch reports come from every host and do not show",
-        "the run advancing), and the failures seen: a container failed or crash-looped, a Job or the JobSet failed or",
-        "restarted, heartbeats timed out, a slice was lost (DATA_LOSS).", "",
+        "the run advancing), the JobSet's completion, and the failures seen: a container failed or crash-looped, a Job or",
+        "the JobSet failed or restarted, heartbeats timed out, a slice was lost (DATA_LOSS), and a program's own death as",
+        "its logs tell it (a glog F line, absl's check-failure trace, `Fatal Python error`, a signal page, an uncaught",
+        "exception that ends its output: `skill/understanding/death.py`), so a replay without the Pod objects and live",
+        "mode without the Kubernetes API see the same damage.", "",
+        "- **Survival is shown, never assumed.** Only progress after the line, the JobSet completing, or the same program",
+        "  stepping past it and later failing of something else make a line `survived`. The absence of a later failure",
+        "  is no such evidence: an export made when the alert fires, or live mode ending at \"now\", puts the failure among",
+        "  the last lines of the data, and such a line stays `linked`.",
         "- A class whose every line is `survived` is not a cause: the diagnosis reports it under `observations`, with",
         "  its first and latest line and why it is not the cause (`why_not_cause`).",
         "- A class with at least one `linked` line is a candidate; its survived lines stay cited (the quiet early",
         "  warning), but only linked lines count towards its score and its time.",
-        f"- `survived` needs {RAN_ON_LINES} step lines over {RAN_ON_NS // 1_000_000_000} s after the line before anything failed",
-        "  (a client may print a step or two it dispatched before a fault), or a run still stepping at the end with",
-        "  nothing failed since (too soon to be sure: the reason says so).",
-        "- A run with no step line at all cannot show that it survived anything: its lines are judged as before."],
+        f"- `survived` by progress needs {RAN_ON_LINES} step lines over {RAN_ON_NS // 1_000_000_000} s after the line before",
+        "  anything failed when the stepping program printed it (a client may print a step or two it dispatched before a",
+        f"  fault), and over {RAN_ON_ELSEWHERE_NS // 60_000_000_000} min when another component did (a node's kernel, a",
+        "  console, another host): the program may step for minutes before that condition reaches it.",
+        "- **Too soon to tell.** When the root cause's lines are among the last of the data (nothing failed with or after",
+        "  them and the data ends less than the stall window after them), the line stays the cause, the confidence is",
+        f"  capped at {TOO_SOON_CONFIDENCE} and the explanation and `sufficiency` say it is too soon to tell whether the run",
+        "  recovers (`skill/judging/survival.py`).",
+        "- A run with no step line at all cannot show that it survived anything: its lines are judged as before.",
+        "",
+        "`pathways-workload eval --early-export` measures the rule where it can fail: every failing library incident cut",
+        "at its first cause line + 60 s and + 300 s, logs and events only (README, \"Early exports\")."],
         impact_table())
 
 

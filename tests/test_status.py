@@ -137,6 +137,12 @@ def test_a_cause_with_nothing_exited_is_stalled_and_with_an_exit_failed():
     assert status(model(), [sym("container_failed")]) == ("failed", "otherwise")
 
 
+def test_a_program_dying_in_its_own_logs_is_an_exit_without_the_pod_objects():
+    # live without the Kubernetes API, or an export made before the Pod's terminated status: the program's own last
+    # words (a glog F line, an uncaught exception that ended its output) say it exited
+    assert status(model(), [sym("program_died")]) == ("failed", "otherwise")
+
+
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
 def test_every_row_is_described(row):
     assert row.status in ("failed", "crashing", "stalled", "degraded", "healthy") and len(row.when) > 20

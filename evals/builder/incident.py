@@ -107,8 +107,10 @@ class Incident(Logs):
         o = self.out(it)
         o.node = node
         for t in self.repeats(it.spec.get("repeat"), it.at):
+            ts = t
             for i, raw in enumerate(str(it.spec["text"]).rstrip("\n").split("\n")):
-                ts = t + i * self.rng.randrange(200, 900) * 1000
+                # in_order: each line a little after the one before (a multi-line record keeps its order)
+                ts = (ts + self.rng.randrange(200, 900) * 1000 if i else t) if it.spec.get("in_order") else t + i * self.rng.randrange(200, 900) * 1000
                 ins = self.node_log(node, ts, it.spec.get("log", "kubelet"),
                                     self.fmt(raw, node=node, at=ts), it.spec.get("severity", "INFO"))
                 if ins:
@@ -121,8 +123,10 @@ class Incident(Logs):
         if not self.s.sources["serial"]:
             return
         for t in self.repeats(it.spec.get("repeat"), it.at):
+            ts = t
             for i, raw in enumerate(str(it.spec["text"]).rstrip("\n").split("\n")):
-                ts = t + i * self.rng.randrange(5, 90) * 1000
+                # in_order: each line a little after the one before (a multi-line kernel report keeps its order)
+                ts = (ts + self.rng.randrange(5, 90) * 1000 if i else t) if it.spec.get("in_order") else t + i * self.rng.randrange(5, 90) * 1000
                 ins = self.entry(ts, "serialconsole.googleapis.com%2Fserial_port_1_output", self.res_gce(node),
                                  {"compute.googleapis.com/resource_name": node.name}, None,
                                  ("textPayload", self.fmt(raw, node=node, at=ts)))

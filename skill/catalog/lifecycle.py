@@ -166,7 +166,8 @@ UNKNOWN_FAILURE = FailureClass(
     id="unknown_failure", title="Something failed; no known signature explains it", phase="-", component="unknown",
     explanation="{{ jobset }} failed ({{ detail }}) but no known signature explains why; the evidence below is what failed, not a cause.",
     fixes=(
-        Fix("Read the last lines of the first container that failed (add --previous if it has restarted since).",
+        Fix("Read the last lines of the first container that failed (add --previous if it has restarted since): it "
+            "ended on \"{{ detail }}\"; the lines before that say what it was doing.",
             "kubectl logs {{ pod }} -n {{ namespace }} -c {{ container }} --tail=300", "read-only"),
         Fix("Once its pod is gone, read the same lines from Cloud Logging.",
             "gcloud logging read 'resource.type=\"k8s_container\" resource.labels.cluster_name=\"{{ cluster }}\" resource.labels.pod_name=\"{{ pod }}\" resource.labels.container_name=\"{{ container }}\"' --project={{ project }} --freshness=1d --limit=300 --format='value(timestamp,textPayload)'", "read-only"),

@@ -10,6 +10,10 @@ _ANY = ("container", "node", "event", "serial", "object")
 
 # A container line logged at one of these severities is fatal, whether or not it still carries a glog F prefix.
 FATAL_SEVERITIES = ("CRITICAL", "ALERT", "EMERGENCY")
+# The last line of a Python traceback: an exception class (dotted, ending in Error or Exception, or one of the standard
+# library's lower-case ones: zlib.error, socket.timeout, socket.gaierror) at the start of the line, then its message.
+EXCEPTION_LINE = (r"^(?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror))"
+                  r"(?::|$)")
 
 SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (
@@ -110,6 +114,39 @@ SYMPTOMS = (
                 origin='recording:crash-sigabrt',
                 example='PC: @     0x7eb5c085a267  (unknown)  kill'),  # ... and the frame it stopped in
     ), failure=False, severities=FATAL_SEVERITIES),
+    # A program's own account of its death, read from its logs alone (issue 36): what a process prints as it aborts.
+    # Live without the Kubernetes API, and an export made before the Pod's terminated status was, see only these.
+    # (An uncaught Python exception ends a program too: skill.understanding.death reads it from the stream, since
+    # the same exception line printed by a handler that goes on is no death.)
+    Symptom("program_died", "a program ended on a fatal error (its own last words)", (
+        # glog/absl LOG(FATAL) and CHECK failures abort the process after printing the F line
+        Pattern(r"^F\d{4} \d\d:\d\d:\d\d", 0.8, ("container",), entities=("Pod", "Container"),
+                origin='recording:coordinator-unreachable',
+                example='F1205 11:09:02.553077    7882 client.h:80] Terminating process because the JAX distributed '
+                        'service detected fatal errors.'),
+        # ... and the stack trace absl prints after a fatal message, before abort()
+        Pattern(r"^\*\*\* Check failure stack trace: \*\*\*", 0.8, ("container",), entities=("Pod", "Container"),
+                origin='recording:b20-coordinator-dns', example='*** Check failure stack trace: ***'),
+        # CPython's fatal_error() (Python/pylifecycle.c), e.g. from faulthandler on a signal
+        Pattern(r"^Fatal Python error: ", 0.8, ("container",), entities=("Pod", "Container"),
+                origin='recording:b22-sidecar-segv', example='Fatal Python error: Segmentation fault'),
+        # the failure-signal handlers' page: absl's and libtpu's (the process dies of the signal after it)
+        Pattern(r"^\*\*\* SIG[A-Z]+ received at time=\d+", 0.8, ("container",), entities=("Pod", "Container"),
+                origin='https://github.com/abseil/abseil-cpp/blob/926f1d05a4f85663e4ca057f70f1a7f0a7d6b762/absl/debugging/failure_signal_handler.cc',
+                example='*** SIGSEGV received at time=1733396522 on cpu 4 ***'),
+        Pattern(r"^\*\*\* SIG[A-Z]+ (?:\(@0x[0-9a-f]+\).{0,80} )?received by PID \d+", 0.8,
+                ("container",), entities=("Pod", "Container"), origin="recording:crash-sigsegv",
+                example="*** SIGSEGV (@0xfffe00000afc), si_code=0, see go/stacktraces#s15 received by PID 2812 (TID "
+                        "2812) on cpu 4; stack trace: ***"),
+        # The final line of an uncaught Python traceback (CPython's traceback.format_exception_only: "<type>: <value>"
+        # at the start of the line). It is death only where the stream shows it: the program printed no progress
+        # after it and its output ends with it, so the matcher never reads this pattern alone (no source);
+        # skill.understanding.death applies it to the streams.
+        Pattern(EXCEPTION_LINE, 0.8, (), entities=("Pod", "Container"), id="uncaught",
+                origin='recording:b26-upload-error-then-eval-shape',
+                example="TypeError: dot_general requires contracting dimensions to have the same shape, got (768,) "
+                        "and (512,)."),
+    )),
     Symptom("pod_killed", "a pod was killed or terminated", (
         Pattern(r"^Killing: |NodeShutdown|Pod was rejected as the node is shutting down", 0.4, ("event", "object"),
                 origin='https://github.com/kubernetes/kubernetes/blob/9d26641844bb569950a7b02b2a141c6b184a96fc/pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go',

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
 from ..understanding.fate import touched
-from .impact import CAUSE_LEAD_NS, Line, judge
+from .impact import CAUSE_LEAD_NS
 from .fatal import secs, stalled_then_failed, unknown_root
-from ..understanding.model import Workload
+from ..understanding.model import NO_LAUNCH, Workload
 from ..reading.names import first_bucket
 from ..reading.records import rm_address
 from ..understanding.status import STUCK_PENDING_NS, Run, decide
 from ..understanding.signals import Signal
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
+from .survival import STALL_MIN_NS, TOO_SOON_CONFIDENCE, after_last_life, survival, too_soon_after
 
 NS = 1_000_000_000
-# A program is still running when its last activity is within the progress-stopped check's wait of the end.
-STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 RECOVERED_NS = 15 * 60 * NS  # this long of steady activity after a fault's last line, up to the end, means it resolved
 RECOVERED_LINES = 5
@@ -36,6 +34,7 @@ class Verdict:
     symptoms: list[Signal]
     notes: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    too_soon: str | None = None  # the data ends before the run is seen dying or going on after its cause (why, in words)
 
 
 @dataclass
@@ -105,10 +104,8 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
     by_class: dict[str, list[Signal]] = {}
     spared: dict[str, list[tuple[Signal, str]]] = {}
     for s in causes:
-        if s.pattern.transient and _resolved(model, s):
-            continue  # a scheduling or pull blip that resolved: the pod ran afterwards
-        if s.pattern.needs and NEEDS[s.pattern.needs](needs_context(model, s, symptoms)) is False:
-            continue  # e.g. a graceful node shutdown on a node known not to be Spot
+        if not _counts(model, s, symptoms):
+            continue
         if not s.pattern.support and (why := survived(s)):
             spared.setdefault(s.target, []).append((s, why))  # the run went on after it: not a cause (skill.judging.impact)
             continue
@@ -131,22 +128,12 @@ def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
     return hypos, sorted(observations, key=lambda o: o.signals[0].ts)
 
 
-def _later_other(causes: list[Signal]) -> dict[str, int]:
-    """For each container cause line, when the same program (pod and container) next printed another failure line at
-    least as strong (another exception, not the same line again): the one it may have gone on past to fail of."""
-    streams: dict[tuple[str | None, str | None], list[Signal]] = {}
-    for s in causes:
-        if s.record.source == "container" and not s.pattern.support:
-            streams.setdefault((s.record.pod, s.record.container), []).append(s)
-    out: dict[str, int] = {}
-    for sigs in streams.values():
-        sigs.sort(key=lambda s: s.ts)
-        for i, s in enumerate(sigs):
-            nxt = next((o.ts for o in sigs[i + 1:] if o.record.text != s.record.text and o.ts > s.ts
-                        and o.weight >= s.weight), None)
-            if nxt is not None:
-                out[s.record.id] = nxt
-    return out
+def _counts(model: Workload, s: Signal, symptoms: list[Signal]) -> bool:
+    """A cause line counts unless it is a blip that resolved (a scheduling or pull failure, and the pod ran afterwards)
+    or lacks a fact its pattern needs (a graceful node shutdown on a node known not to be Spot)."""
+    if s.pattern.transient and _resolved(model, s):
+        return False
+    return not (s.pattern.needs and NEEDS[s.pattern.needs](needs_context(model, s, symptoms)) is False)
 
 
 def _score(sigs: list[Signal]) -> float:
@@ -246,7 +233,7 @@ def _progress_stopped(c: RuleContext) -> Hypo | None:
     # what shows the stop, besides the last step: the program restating that step, the executors reporting no launch
     after = [s for s in model.restated if s.ts > last.ts][:1]
     after += [s for s in sorted(model.milestones.get("worker_launches", []), key=lambda s: s.ts)
-              if s.ts > last.ts and _NO_LAUNCH.search(s.record.text)][:1]
+              if s.ts > last.ts and NO_LAUNCH.search(s.record.text)][:1]
     return Hypo(cls.id, rule.score, [last, *after], last.ts,
                 f"the last progress line is {minutes} min before the end of the data; steps came every {secs(interval)}",
                 entity_kinds=("Pod", "Container"))  # the program that stopped stepping
@@ -261,7 +248,6 @@ def absence_context(model: Workload, cls: FailureClass) -> RuleContext:
     return RuleContext(model=model, cls=cls, absence=cls.absence)
 
 
-_NO_LAUNCH = re.compile(r"\bCompleted 0 program launches")  # an executor reporting that nothing ran
 
 
 def activity(model: Workload) -> list[int]:
@@ -269,8 +255,7 @@ def activity(model: Workload) -> list[int]:
 
     Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
     line when there is one: programs run only after it, and it is always read whole."""
-    act = sorted([s.ts for s in model.progress] + [s.ts for s in model.milestones.get("worker_launches", [])
-                                                    if not _NO_LAUNCH.search(s.record.text)])
+    act = model.running_times()
     ready = [s.ts for s in model.ready_slices()]
     if act and ready and min(ready) < act[0]:
         act.insert(0, min(ready))
@@ -335,19 +320,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     act = activity(model)
     at_end = running_at_end(model, act, {s.target for s in symptoms})
     damage = tuple(sorted(s.ts for s in failure_syms))
-    # Only the client's step lines show the run advancing past a line: the executors' periodic launch reports come from
-    # every host, and one that still reports says nothing of a collective that another host never joined.
-    steps = tuple(sorted({s.ts for s in model.progress}))
-    stepping_at_end = bool(steps) and at_end and model.now - steps[-1] <= STALL_MIN_NS
-    done = model.condition("Completed") if model.terminal_state != "Failed" else None
-    finished = int(done["ts"]) if done and done.get("ts") else None
-
-    later = _later_other(causes)
-
-    def survived(s: Signal) -> str | None:
-        verdict, _row, why = judge(Line(s, steps, damage, stepping_at_end, finished, later.get(s.record.id)))
-        return why if verdict == "survived" else None
-
+    survived = survival(model, causes, damage)
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:
@@ -366,15 +339,21 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
         failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
     roots, gone_past = roots_of(cands, symptoms, notes)
+    too_soon = None
     if roots:
         root = roots[0]
-        confidence = root.score
+        too_soon = too_soon_after(model, root, damage)
+        confidence = min(root.score, TOO_SOON_CONFIDENCE) if too_soon else root.score
         rivals = [h for h in roots[1:] if h.score >= STRONG and h not in gone_past]
         if rivals:
             confidence *= 0.85
             notes.append("other unexplained candidates: " + ", ".join(h.failure_class for h in rivals))
     elif failure_syms and not model.condition("Completed"):  # a finished JobSet SIGTERMs what still runs (143)
         root = stalled_then_failed(model, failure_syms) or unknown_root(symptoms, failure_syms)
+        confidence = root.score
+    elif (late := after_last_life(model, causes, act, lambda c: _counts(model, c, symptoms) and not survived(c),
+                                  _score)) is not None:
+        root, too_soon = late
         confidence = root.score
     else:
         root = Hypo(HEALTHY, 0.9 if act else 0.6, [], 0)
@@ -384,4 +363,5 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds, h.spared) for h in others]
     status = status_of(model, symptoms, root.failure_class, act)
-    return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations)
+    return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
+                   too_soon)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..catalog import STALL
 from .classify import Verdict, classify
+from ..understanding.death import uncaught
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
@@ -224,6 +225,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     model.finish()
     model.location = model.location or scope.location  # the records' own label, else the caller's
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
+    col.symptoms += uncaught(model, col.symptoms)  # a program's death as its own output tells it
     model.settings = path_settings(mine)
     verdict = classify(model, col.causes, col.symptoms)
     continued = _continued(verdict)

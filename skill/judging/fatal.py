@@ -62,10 +62,13 @@ def secs(ns: int) -> str:
 
 
 def first_fatal(symptoms: list[Signal]) -> list[Signal]:
-    """The earliest fatal (glog F) line and the error lines its process printed just before it."""
+    """The earliest fatal line (glog F, a signal page, a fatal severity, or any line a program died on: an uncaught
+    exception that ended its output) and the error lines its process printed just before it."""
     errors = [s for s in symptoms if s.target == "error_line" and s.record.source == "container"]
+    died = {s.record.id for s in symptoms if s.target == "program_died"}  # its own last words (understanding.death)
     fatal = sorted((s for s in errors if (s.record.text[:1] == "F" and s.record.text[1:5].isdigit())
-                    or s.record.text.startswith("*** SIG") or s.record.severity in FATAL_SEVERITIES), key=lambda s: s.ts)
+                    or s.record.text.startswith("*** SIG") or s.record.severity in FATAL_SEVERITIES
+                    or s.record.id in died), key=lambda s: s.ts)
     if not fatal:
         return []
     f = fatal[0]

@@ -1,9 +1,10 @@
 """Did the run suffer from a line? Each cause signal is linked to damage or judged survived, by one ordered table.
 
-A line that names a failure is a cause only when the workload suffered after it: a container failed or restarted, the
-JobSet failed or restarted, a slice was lost, heartbeats timed out, or the program stopped making progress. A line the
-run demonstrably survived (progress went on after it and nothing failed) is an observation, not a cause: reported with
-why it is not the cause, so a reader still sees it. The first row that holds decides; docs/impact.md is generated from
+A line that names a failure is a cause unless the run is *seen* going on after it: progress after the line, the JobSet
+completing, or the same program stepping past it and later failing of something else. Only then is it `survived`: an
+observation, not a cause, reported with why it is not the cause, so a reader still sees it. The absence of a later
+failure is not such evidence (an export made when the alert fires, live mode ending at "now"): a line among the last of
+the data stays linked, and the diagnosis says when it is too soon to tell whether the run recovers. The first row that holds decides; docs/impact.md is generated from
 the rows (`python -m skill.references`), and tests/test_impact.py has a test per row. Pure: no I/O."""
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ NS = 1_000_000_000
 CAUSE_LEAD_NS = 180 * NS  # a cause may be logged up to this long after the failure it explains (clocks, buffering)
 RAN_ON_LINES = 3  # progress lines after a line, before anything failed, that show the program ran on ...
 RAN_ON_NS = 30 * NS  # ... over at least this long (a client may print a step or two it dispatched before the fault)
+# A line the stepping program did not print itself (a node's kernel, a serial console, another host's worker) tells of
+# a condition its steps do not end: the program may step for minutes before it reaches it. Such a line is survived
+# only after this long of progress (the stall window).
+RAN_ON_ELSEWHERE_NS = 15 * 60 * NS
 
 
 @dataclass(frozen=True)
@@ -27,9 +32,9 @@ class Line:
     signal: Signal
     activity: tuple[int, ...]  # sorted times of the client's progress (step) lines
     damage: tuple[int, ...]  # sorted times of failure symptoms (a container failed, the JobSet failed or restarted ...)
-    running_at_end: bool  # the JobSet did not fail and the program was seen running within the stall window of the end
     finished: int | None = None  # when the JobSet completed successfully (its Completed condition), if it did
     next_other: int | None = None  # the next line of the same program (container) that names another failure, if any
+    own: bool = True  # printed by the program whose steps are read (its pod and container), not by another component
 
     @property
     def ts(self) -> int:
@@ -63,7 +68,7 @@ def _minutes(ns: int) -> str:
 
 def _ran_on(line: Line) -> bool:
     after = line.ran_on
-    return len(after) >= RAN_ON_LINES and after[-1] - line.ts >= RAN_ON_NS
+    return len(after) >= RAN_ON_LINES and after[-1] - line.ts >= (RAN_ON_NS if line.own else RAN_ON_ELSEWHERE_NS)
 
 
 def _ran_on_why(line: Line) -> str:
@@ -100,18 +105,6 @@ def _went_on_why(line: Line) -> str:
             f"{_minutes(line.next_other - line.ts)} later failed of something else")
 
 
-def _still_running(line: Line) -> bool:
-    return line.running_at_end and line.next_damage is None
-
-
-def _still_running_why(line: Line) -> str:
-    after = line.ran_on
-    seen = (f"{len(after)} progress line{'s' if len(after) != 1 else ''} after it" if after
-            else "progress within the stall window before it")
-    return (f"nothing failed after it and the program was still running at the end of the data ({seen}); too soon to "
-            "say it did no harm: export again later to see")
-
-
 ROWS: tuple[Row, ...] = (
     Row("linked", "never ran", "nothing shows the program running at any time (no step line): "
         "the line may be why it never started", lambda line: not line.activity),
@@ -125,12 +118,13 @@ ROWS: tuple[Row, ...] = (
         f"before its wind-down (what completion stops, within {WIND_DOWN_NS // NS} s of it): the run did its work",
         _finished, _finished_why),
     Row("survived", "ran on after it", f"at least {RAN_ON_LINES} progress lines over {RAN_ON_NS // NS} s or "
-        "more came after the line, before anything failed: the program was not stopped by it", _ran_on, _ran_on_why),
-    Row("survived", "still running at the end", "nothing failed after the line and the program was running at the end "
-        "of the data (progress within the stall window): no harm is seen, though it is too soon to be sure",
-        _still_running, _still_running_why),
-    Row("linked", "otherwise", "something failed after the line with too little progress in between, or progress "
-        "stopped after it", lambda line: True),
+        "more came after the line, before anything failed, when the stepping program printed it; over "
+        f"{RAN_ON_ELSEWHERE_NS // NS // 60} min or more when another component did (a node, a console, another "
+        "host), whose condition the program may take minutes to reach: the program was not stopped by it",
+        _ran_on, _ran_on_why),
+    Row("linked", "otherwise", "something failed after the line with too little progress in between, progress "
+        "stopped after it, or the data ends before the run is seen going on: the absence of a later failure is not "
+        "evidence that the run survived (the diagnosis says when it is too soon to tell)", lambda line: True),
 )
 
 

@@ -21,6 +21,8 @@ def sufficiency(m: Workload, v: Verdict) -> Sufficiency:
     elif v.failure_class == HEALTHY and not activity(m):
         reasons.append("no progress line (step, loss) and no program-launch report in the data: nothing shows the "
                        "program running, so health is not claimed")
+    if v.too_soon:
+        reasons.append(v.too_soon)
     if v.failure_class == UNKNOWN:
         reasons.append("something failed, but no signature or fact the catalog knows explains it: read the first "
                        "failing container's last lines (next_checks)")

@@ -96,6 +96,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     evidence = {r.id: evidence_item(r, m.project) for r in cited}
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    if v.too_soon:
+        explanation += " " + v.too_soon
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
     if cls.names_images:  # a version-skew verdict: what the workload runs against the release is part of the case
         skew = [f.text for f in matrix if f.failure_class]

@@ -20,6 +20,7 @@ _PULLED_IMAGE = re.compile(r'(?:Successfully pulled image|Container image) "([^"
 # `pathways-worker`, hand-written manifests `workers`, `tpu-workers`...
 COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 PROGRESS_KEEP = 400
+NO_LAUNCH = re.compile(r"\bCompleted 0 program launches")  # an executor reporting that nothing ran
 
 
 @dataclass
@@ -94,6 +95,8 @@ class Workload:
     spot_roles: dict[str, bool] = field(default_factory=dict)  # role -> its Pod objects ask for Spot capacity
     settings: dict[str, str] = field(default_factory=dict)  # a path or gs:// URL in the spec -> the env var or flag setting it
     spot_nodes: dict[str, bool] = field(default_factory=dict)  # node -> its Node object is labelled Spot
+    # (pod, container) -> when that program's latest line was logged (what the engine read of its stream)
+    stream_last: dict[tuple[str, str], int] = field(default_factory=dict)
     sources_seen: set[str] = field(default_factory=set)
     logs_seen: set[str] = field(default_factory=set)
     objects_seen: set[str] = field(default_factory=set)
@@ -215,6 +218,8 @@ class Workload:
                 info.ran = True
                 if rec.container:
                     info.containers.setdefault(rec.container, ContainerInfo(rec.container))
+                    if rec.ts > self.stream_last.get((rec.pod, rec.container), 0):
+                        self.stream_last[(rec.pod, rec.container)] = rec.ts
             elif rec.reason in ("Started", "Pulled", "Created"):
                 info.ran = True
                 m = _PULLED_IMAGE.search(rec.text) if rec.reason == "Pulled" and rec.container else None
@@ -263,6 +268,12 @@ class Workload:
                 self.progress_count -= len(odd)
 
     # --- questions about progress ---------------------------------------------------------------------------
+
+    def running_times(self) -> list[int]:
+        """When the program was seen running, sorted: the client's progress lines and the workers' reports of programs
+        launched (an executor reporting that nothing ran is not running)."""
+        return sorted([s.ts for s in self.progress] + [s.ts for s in self.milestones.get("worker_launches", [])
+                                                       if not NO_LAUNCH.search(s.record.text)])
 
     @property
     def last_progress(self) -> Signal | None:

@@ -15,7 +15,8 @@ NS = 1_000_000_000
 # The catalog's stall window (progress_stopped): before it has passed since the slices became ready, a run without
 # steps may still be compiling.
 STALL_WINDOW_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
-STUCK_PENDING_NS = 5 * 60 * NS  # unschedulable this long after the last restart, to the end: stalled
+STUCK_PENDING_NS = 5 * 60 * NS
+EXITED = frozenset({"container_failed", "job_failed", "program_died"})  # a program's end, by its status or its own logs  # unschedulable this long after the last restart, to the end: stalled
 
 
 @dataclass
@@ -146,9 +147,12 @@ ROWS: tuple[Row, ...] = (
     Row("stalled", "no failure, no progress seen", "no failure is the verdict but nothing shows the program running: "
         "health is not claimed without evidence of it (the diagnosis says the evidence is insufficient)",
         lambda r: r.root == HEALTHY),
-    Row("stalled", "nothing exited", "there is a cause but no container exited and no Job failed: the pods sit there "
-        "without working (e.g. a hang that blocks)", lambda r: not ({"container_failed", "job_failed"} & r.have)),
-    Row("failed", "otherwise", "a cause, and a container exited or a Job failed", lambda r: True),
+    Row("stalled", "nothing exited", "there is a cause but no container exited, no Job failed and no program's own "
+        "output ended on a fatal line: the pods sit there without working (e.g. a hang that blocks), or the data ends "
+        "before the run is seen dying or going on", lambda r: not (EXITED & r.have)),
+    Row("failed", "otherwise", "a cause, and a container exited, a Job failed, or a program's output ended on a fatal "
+        "line (its own death, read from the logs alone: a glog F line, a signal page, an uncaught exception)",
+        lambda r: True),
 )
 
 

@@ -1,0 +1,55 @@
+"""A program's death as its own logs tell it (issue 36): the uncaught exception that ended a Python program.
+
+The fatal lines a process prints as it aborts (a glog F line, absl's check-failure trace, CPython's "Fatal Python
+error", a signal page) are the catalog's `program_died` symptom, matched line by line. An exception line needs its
+stream: CPython prints the same "<type>: <value>" line for an exception a handler printed and went on from. It is the
+program's death when the program printed no progress after it, its output ends with it (nothing of that stream
+was logged more than a minute later), and the run was not seen running long after it (a client that prints no steps
+is alive while the workers go on launching the programs it dispatches). Read from the logs alone, so a diagnosis live without the Kubernetes API and a
+replay with the Pod objects agree that the program died. Pure: no I/O."""
+
+from __future__ import annotations
+
+import re
+
+from ..catalog import SYMPTOMS
+from .model import Workload
+from .signals import Signal
+
+NS = 1_000_000_000
+OUTPUT_ENDS_NS = 60 * NS  # the program's output ends with the line: nothing of its stream this long after it
+RAN_ON_NS = 120 * NS  # ... and the run (steps, program launches) was not seen running this long after it
+
+_DIED = next(s for s in SYMPTOMS if s.id == "program_died")
+UNCAUGHT = next(p for p in _DIED.patterns if p.id == "uncaught")
+_EXCEPTION = re.compile("(?m)" + UNCAUGHT.regex)
+
+
+def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
+    """Per container stream, the last exception line that ended the program: no progress of that stream after it, and
+    the stream ends within a minute of it. One per stream (a traceback chain's lines are one death)."""
+    stepped: dict[tuple[str | None, str | None], int] = {}
+    for p in model.progress:
+        key = (p.record.pod, p.record.container)
+        stepped[key] = max(stepped.get(key, 0), p.ts)
+    last: dict[tuple[str, str], Signal] = {}
+    for s in symptoms:
+        r = s.record
+        if s.target != "error_line" or r.source != "container" or not r.pod or not r.container:
+            continue
+        key = (r.pod, r.container)
+        if key in last and last[key].ts >= s.ts:
+            continue
+        if _EXCEPTION.search(r.text) is None:
+            continue
+        last[key] = s
+    running = model.running_times()
+    out = []
+    for key, s in last.items():
+        if stepped.get(key, 0) > s.ts or model.stream_last.get(key, s.ts) - s.ts > OUTPUT_ENDS_NS:
+            continue
+        if running and running[-1] - s.ts > RAN_ON_NS:
+            continue
+        m = _EXCEPTION.search(s.record.text)
+        out.append(Signal("symptom", _DIED.id, UNCAUGHT, s.record, {"exception": m.group(0) if m else ""}))
+    return sorted(out, key=lambda s: s.ts)
