@@ -25,6 +25,17 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"A program or fatal error occurred, all pending programs will fail, and results may be corrupted", 0.85,
                 origin='https://github.com/AI-Hypercomputer/maxtext/blob/8de505910a150014e9ab4427fb15de118f2bf230/benchmarks/maxtest/getting_started.md',
                 example='6x2x0_SC1: *** A program or fatal error occurred, all pending programs will fail, and results may be corrupted. This is likely an XLA compiler bug or your job hit a bad TPU hardware. If you suspect a compiler bug please file a bug to xla-tpu@ and CC tfrt-devs@. If the error is repeatedly happening on the same machine and you suspect faulty hardware, consider reporting a bad machine. Physical location: tpu3:pe2:2'),
+        # libtpu's driver and error handler on a chip that took a fatal error, and the program continuator failing
+        # what was pending on it (marin's multi-slice v4-64 run; the shared reference's class 30).
+        Pattern(r"!!!! FATAL ERROR !!!!", 0.9,
+                origin='https://github.com/marin-community/marin/issues/1534',
+                example='E0827 23:43:41.200122   39475 synchronous_driver.cc:820] [/dev/accel0 tpu1013:pe1:0] !!!! FATAL ERROR !!!! for [/dev/accel0 tpu1013:pe1:0] , fatal_error: true, running_timer: 0xeacdbdd045e77'),
+        Pattern(r"Received Error Interrupt! fatal: true", 0.9,
+                origin='https://github.com/marin-community/marin/issues/1534',
+                example='E0827 23:43:41.200136   39689 error_handler.cc:100] Received Error Interrupt! fatal: true, running_timer: 0xeacdaccd3b4ec'),
+        Pattern(r"Unknown error has occurred, all pending programs will fail, and results may be corrupted", 0.85,
+                origin='https://github.com/marin-community/marin/issues/1534',
+                example='E0827 23:43:41.200512   39676 fake_program_continuator.cc:556] 1x0x2_BC1: *** [Physical location: tpu1013:pe1:3] A Unknown error has occurred, all pending programs will fail, and results may be corrupted. An unknown error has occurred, contact your next level of support.'),
         Pattern(r"Megascale detects a hang that is likely caused by bad TPU chips", 0.9,
                 origin='https://github.com/AI-Hypercomputer/maxtext/blob/4c5a710f76c680dee758c03dc98ea8c35cbd9791/docs/guides/megascale_hang_playbook.md',
                 example='Megascale detects a hang that is likely caused by bad TPU chips on the following hosts. Please remove the hosts from the fleet and restart the workload. If problem persists please contact Megascale XLA team.'),
