@@ -193,6 +193,10 @@ def summarise(agent: str, outcomes: list[Outcome], offsets: tuple[int, ...]) -> 
     return {"agent": agent, "offsets": list(offsets), "by_offset": by_offset, "skipped": skipped, "gate": gate}
 
 
+def _cases(n: int) -> str:
+    return f"{n} case{'' if n == 1 else 's'}"
+
+
 def table(s: dict) -> str:
     out = []
     for off, r in s["by_offset"].items():
@@ -201,7 +205,7 @@ def table(s: dict) -> str:
         for name in r["called_healthy"]:
             out.append(f"  healthy: {name}")
     for why, names in s["skipped"].items():
-        out.append(f"out of scope ({why}): {len(names)}")
+        out.append(f"out of scope ({why}): {_cases(len(names))}")
     out.append("gate: " + ("; ".join(s["gate"]) if s["gate"] else "passed"))
     return "\n".join(out) + "\n"
 
@@ -227,7 +231,7 @@ def markdown(s: dict) -> str:
     out.append("| all | " + " | ".join(tot) + " |")
     out.append("")
     for why, names in s["skipped"].items():
-        out.append(f"- out of scope ({why}): {len(names)} cases")
+        out.append(f"- out of scope ({why}): {_cases(len(names))}")
     return "\n".join(out) + "\n"
 
 
