@@ -300,7 +300,7 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
         return False
     if last < act[0]:
         return True
-    return not any(h.first_ts - CAUSE_LEAD_NS <= s.ts <= last + CAUSE_LEAD_NS for s in failures)
+    return not any(h.first_ts - CAUSE_LEAD_NS <= t <= last + CAUSE_LEAD_NS for s in failures for t in s.times)
 
 
 def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
@@ -334,7 +334,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     act = activity(model)
     at_end = running_at_end(model, act, {s.target for s in symptoms})
-    damage = tuple(sorted(s.ts for s in failure_syms))
+    damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
     # Only the client's step lines show the run advancing past a line: the executors' periodic launch reports come from
     # every host, and one that still reports says nothing of a collective that another host never joined.
     steps = tuple(sorted({s.ts for s in model.progress}))
