@@ -157,9 +157,9 @@ def _handler(state: FakeKube):
 
 class KubeServer(LoopbackServer):
 
-    def __init__(self, state: FakeKube):
+    def __init__(self, state: FakeKube, port: int = 0):
         self.state = state
-        super().__init__(_handler(state))
+        super().__init__(_handler(state), port)
 
 
 LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet"}
@@ -181,3 +181,19 @@ def load_objects(case: Path) -> list[dict]:
         if isinstance(doc, dict):
             take(doc)
     return out
+
+
+def main() -> int:
+    """python -m evals.fakes.kube_server DIR [--port N]: the folder's Kubernetes objects behind a read-only API."""
+    from . import serve
+
+    args = serve.arguments("evals.fakes.kube_server")
+    s = serve.describe(args.folder)
+    server = KubeServer(FakeKube(s.objects), args.port)
+    return serve.run(server, f"Kubernetes API fake: {len(s.objects)} objects of {args.folder}",
+                     f"pathways-workload diagnose --project {s.project} --location {s.location or 'LOCATION'} "
+                     f"--logging-endpoint LOGGING_FAKE_URL --kube-server {{url}} {serve.window(s)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -175,9 +175,9 @@ def _handler(state: FakeLogging):
 class LoggingServer(LoopbackServer):
     """Runs a FakeLogging on 127.0.0.1:<free port> in a thread; `url` is the endpoint for the client."""
 
-    def __init__(self, state: FakeLogging):
+    def __init__(self, state: FakeLogging, port: int = 0):
         self.state = state
-        super().__init__(_handler(state))
+        super().__init__(_handler(state), port)
 
 
 def load_entries(case: Path) -> list[dict]:
@@ -196,3 +196,19 @@ def project_of(entries: list[dict]) -> str:
         if name.startswith("projects/"):
             return name.split("/")[1]
     return "p"
+
+
+def main() -> int:
+    """python -m evals.fakes.logging_server DIR [--port N]: the folder's log entries behind entries.list."""
+    from . import serve
+
+    args = serve.arguments("evals.fakes.logging_server")
+    s = serve.describe(args.folder)
+    server = LoggingServer(FakeLogging(s.entries, project=s.project), args.port)
+    return serve.run(server, f"Cloud Logging fake: {len(s.entries)} entries of {args.folder} (project {s.project})",
+                     f"pathways-workload diagnose --project {s.project} --location {s.location or 'LOCATION'} "
+                     f"--logging-endpoint {{url}} --no-kube {serve.window(s)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
