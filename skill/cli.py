@@ -70,7 +70,18 @@ def _command(sub, name: str, summary: str, description: str | None = None) -> ar
 
 def _add_workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay", metavar="DIR", help="an exported incident folder (gcloud/kubectl JSON files)")
-    p.add_argument("--jobset", metavar="NAME", help="the JobSet to diagnose (inferred when the data holds only one)")
+    p.add_argument("--jobset", metavar="NAME", type=_name("--jobset"),
+                   help="the JobSet to diagnose (inferred when the data holds only one)")
+
+
+def _name(flag: str):
+    """An argparse type for a name: an empty one is an error, not "infer it" (a script's unset variable)."""
+    def check(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"{flag} is empty: name a JobSet, or leave the flag out to infer it")
+        return value
+    check.__name__ = "name"
+    return check
 
 
 def _add_live(p: argparse.ArgumentParser) -> None:
@@ -160,7 +171,11 @@ def _format(args: argparse.Namespace, person: str) -> str:
         return args.format
     out = getattr(args, "output", None)
     if out:
-        return format_of(out, person)
+        fmt = format_of(out, "")
+        if not fmt:
+            raise PathwaysWorkloadError(f"--output {out}: the extension names no format (.txt .md .json .html); "
+                                        "rename the file or add --format text|markdown|json|html", code="bad_input")
+        return fmt
     if sys.stdout.isatty():
         return person
     print(f"pathways-workload: stdout is not a terminal, so the output is JSON (--format {person} for the report)",
