@@ -24,9 +24,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
+from collections.abc import Mapping
+from typing import Protocol, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .telling.answer import FINAL_TOOL, check_answer, submit_tool_definition
 from .diagnosis import SCHEMA_ID, Diagnosis
@@ -163,10 +164,31 @@ def make_client(**kw):
     return anthropic.Anthropic(**kw)
 
 
-def tool_definitions_with_answer(tools) -> list[dict]:
-    """The registry's tools, then `submit_diagnosis`; the last one carries the cache marker so the prefix is cached."""
-    from tools.anthropic_tools import tool_definition
+class AgentTool(Protocol):
+    """What the loop needs of a tool (tools.registry.Tool is one): its name, what the model reads, its input model and
+    a call that returns a JSON result. The caller passes them in: skill/ never imports tools/."""
 
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input(self) -> type[BaseModel]: ...
+
+    def input_schema(self) -> dict: ...
+
+    def call(self, args: dict) -> dict: ...
+
+
+def tool_definition(tool: AgentTool) -> dict:
+    """One Messages-API tool definition: name, description (the docstring) and the pydantic JSON Schema."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
+
+
+def tool_definitions_with_answer(tools: Mapping[str, AgentTool]) -> list[dict]:
+    """The registry's tools, then `submit_diagnosis`; the last one carries the cache marker so the prefix is cached."""
     defs = [tool_definition(t) for t in tools.values()] + [submit_tool_definition()]
     defs[-1]["cache_control"] = {"type": "ephemeral"}
     return defs
@@ -188,18 +210,16 @@ NUDGE = (f"Give your final answer now by calling `{FINAL_TOOL}` with the complet
 
 def ask(question: str, *, replay: str | Path | None = None, jobset: str | None = None, model: str | None = None,
         max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
-        max_answer_retries: int = 2, client=None, now: str | None = None, tools=None,
-        analysis=None) -> AskResult:
+        max_answer_retries: int = 2, client=None, now: str | None = None,
+        tools: Mapping[str, AgentTool], analysis=None) -> AskResult:
     """Answer a question about one workload with the model and the registry's tools; see the module docstring.
 
-    `analysis`: the replay folder's skill.api.analyse_replay(replay, jobset=jobset, digest=True), when the caller
-    has it already (it is computed here otherwise)."""
-    from tools.registry import registry
-
+    `tools`: name -> tool (tools.registry.registry()). `analysis`: the replay folder's
+    skill.api.analyse_replay(replay, jobset=jobset, digest=True), when the caller has it already (it is computed here
+    otherwise)."""
     _check_limits(replay, max_steps, max_answer_retries)
     t0 = time.monotonic()
     model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
-    tools = tools or registry()
     if FINAL_TOOL in tools:
         raise InputError(f"a registry tool may not be called {FINAL_TOOL!r}: that name is the answer")
     base, messages, seen, known, jobset = _seed(question, cast(str | Path, replay), jobset, analysis)  # checked above

@@ -38,7 +38,7 @@ def _silent_url() -> Iterator[str]:
 
 def _cli(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "skill.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "pathways_workload", *args], capture_output=True, text=True, cwd=ROOT,
                        timeout=120, env={**os.environ, **(env or {})})
     return p, time.monotonic() - t0
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from skill.cli import main
+from pathways_workload.cli import main
 
 from conftest import FIXTURES, ROOT, expected
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from skill.cli import main
+from pathways_workload.cli import main
 from skill.telling.render import render
 
 from conftest import FIXTURES

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from skill.reading.records import format_ns, parse_ts
 
+from .exports import load_entries, load_objects, project_of
+
 JOBSET_LABEL = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
 
 
@@ -40,9 +42,6 @@ class Served:
 
 def describe(folder: Path) -> Served:
     """The folder's entries and objects, and the workload they are about (its JobSet, cluster, window)."""
-    from .kube_server import load_objects
-    from .logging_server import load_entries, project_of
-
     if not folder.is_dir():
         raise SystemExit(f"{folder}: not a folder (give an export folder, e.g. fixtures/case-001)")
     entries, objects = load_entries(folder), load_objects(folder)
