@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from skill.cli import Wiring
 from skill.cli import main as skill_main
+from skill.wiring import Wiring
 
 
 def _registry():

@@ -25,15 +25,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Protocol, cast
+from typing import cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from .telling.answer import FINAL_TOOL, check_answer, submit_tool_definition
 from .diagnosis import SCHEMA_ID, Diagnosis
-from .errors import InputError, SourceError, error_object
-from .reading.sources.base import connection_failure
+from .errors import InputError, error_object
+from .ask_call import call_model as _call_model
 from .redact import redact, redact_obj
+from .wiring import AgentTool, tool_definition
+
+__all__ = ["AgentTool", "tool_definition"]  # defined in .wiring; tools/anthropic_tools reads them here
 from .telling.report import environment
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -144,13 +147,6 @@ def _ids_in(value: object, out: set[str]) -> None:
             _ids_in(v, out)
 
 
-def _short(err: Exception) -> str:
-    body = getattr(err, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", ""))[:200]
-    return str(err).splitlines()[0][:200] if str(err) else ""
-
-
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -162,29 +158,6 @@ def make_client(**kw):
     if not os.environ.get("ANTHROPIC_API_KEY") and os.environ.get("ANTHROPIC_BASE_URL") and "api_key" not in kw:
         kw["api_key"] = "unused"  # a local proxy or replay server behind ANTHROPIC_BASE_URL
     return anthropic.Anthropic(**kw)
-
-
-class AgentTool(Protocol):
-    """What the loop needs of a tool (tools.registry.Tool is one): its name, what the model reads, its input model and
-    a call that returns a JSON result. The caller passes them in: skill/ never imports tools/."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def input(self) -> type[BaseModel]: ...
-
-    def input_schema(self) -> dict: ...
-
-    def call(self, args: dict) -> dict: ...
-
-
-def tool_definition(tool: AgentTool) -> dict:
-    """One Messages-API tool definition: name, description (the docstring) and the pydantic JSON Schema."""
-    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
 
 
 def tool_definitions_with_answer(tools: Mapping[str, AgentTool]) -> list[dict]:
@@ -321,69 +294,6 @@ def _out_of_budget(res: AskResult, max_steps: int, max_answer_retries: int, rema
     if res.input_tokens + res.output_tokens >= max_total_tokens:
         return "token_budget"
     return None
-
-
-def _call_model(client, res: AskResult, remaining: float, **request):
-    """One Messages API call within the time left; counts the step and its tokens. An API error is a SourceError.
-
-    The SDK's own retries are off: 429, 5xx (529 overloaded) and a dropped connection are retried here, only while
-    the deadline leaves time, so a hung or failing endpoint ends within --deadline; an endpoint no connection could
-    be made to before it ever answered (refused, unknown host, TLS) ends at once."""
-    import anthropic
-
-    end = time.monotonic() + remaining
-    for attempt in range(_API_ATTEMPTS):
-        left = end - time.monotonic()
-        try:
-            resp = client.with_options(timeout=max(0.5, left), max_retries=0).messages.create(**request)
-            res.answered = True
-            break
-        except anthropic.APIError as err:
-            pause = min(8.0, 2.0 ** attempt)
-            if not _worth_retry(err, res) or attempt == _API_ATTEMPTS - 1 or pause >= end - time.monotonic() - 1:
-                raise SourceError(_api_failure(err, client, res)) from err
-            time.sleep(pause)
-    res.steps += 1
-    u = resp.usage
-    res.input_tokens += u.input_tokens or 0
-    res.output_tokens += u.output_tokens or 0
-    res.cache_creation_input_tokens += getattr(u, "cache_creation_input_tokens", 0) or 0
-    res.cache_read_input_tokens += getattr(u, "cache_read_input_tokens", 0) or 0
-    return resp
-
-
-_API_ATTEMPTS = 4  # one call and up to three retries, each inside the deadline
-
-
-def _worth_retry(err: Exception, res: AskResult) -> bool:
-    """429 and 5xx unless the server says not to (`x-should-retry: false`); a connection dropped or timed out once the
-    endpoint has answered. A call that timed out used the time left: no retry."""
-    import anthropic
-
-    if isinstance(err, anthropic.APIStatusError):
-        res.answered = True
-        if err.response.headers.get("x-should-retry") == "false":
-            return False
-        return err.status_code == 429 or err.status_code >= 500
-    if isinstance(err, anthropic.APITimeoutError):
-        return False
-    return isinstance(err, anthropic.APIConnectionError) and (res.answered or connection_failure(err) is None)
-
-
-def _api_failure(err: Exception, client, res: AskResult) -> str:
-    """The one line for an API call that failed for good."""
-    import anthropic
-
-    why = connection_failure(err) if isinstance(err, anthropic.APIConnectionError) else None
-    if why and not res.answered:
-        return (f"cannot reach the Anthropic API at {str(getattr(client, 'base_url', '')).rstrip('/')} ({why}): "
-                "check ANTHROPIC_BASE_URL (unset it for the real API) and the network and proxy settings")
-    if isinstance(err, anthropic.APITimeoutError):
-        return (f"the Anthropic API did not answer step {res.steps + 1} within the --deadline: raise --deadline "
-                "or retry later")
-    status = getattr(err, "status_code", None)
-    return (f"the Anthropic API failed at step {res.steps + 1}: {type(err).__name__}"
-            + (f" {status}" if status else "") + f": {_short(err)}")
 
 
 def _finish(res: AskResult, base: Diagnosis, answer: Diagnosis | None, answer_text: str, model: str,

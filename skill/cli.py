@@ -9,28 +9,15 @@ import shutil
 import sys
 import traceback
 import typing
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 from . import __version__
 from .errors import PathwaysWorkloadError, UsageError
+from .output import emit as _emit, output_format as _format
+from .wiring import Wiring
 from .telling.render import FORMATS
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-
-
-@dataclass(frozen=True)
-class Wiring:
-    """What the layers above skill/ lend the command line, passed in by the composition root (pathways_workload.cli):
-    skill/ imports nothing from tools/ or evals/. Without it only the commands of skill/ itself exist (diagnose,
-    classes)."""
-
-    tools: Callable[[], Mapping] | None = None  # the tool registry: the tool commands, `ask`, `mcp`
-    mcp: Callable[[], int] | None = None  # serve the tools over MCP on stdio
-    eval_register: Callable[[], Callable | None] | None = None  # evals.cli.register, imported only for `eval`
-
-    def registry(self) -> Mapping:
-        return self.tools() if self.tools else {}
 _KEY_HINT = "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a proxy)"
 
 
@@ -175,43 +162,6 @@ def _rendered(args: argparse.Namespace, d, analysis) -> str:
         color, width = wants_color(True), shutil.get_terminal_size((WIDTH, 24)).columns
     return render(d, fmt, model=analysis.model if analysis else None, color=color, width=width,
                   replay_files=analysis.stats.files if analysis else None)
-
-
-def _format(args: argparse.Namespace, person: str) -> str:
-    """The format asked for; by default `person`'s on a terminal or by --output FILE's extension, JSON when piped (and
-    a note on stderr says so, so a pipe never changes the output silently)."""
-    from .telling.render import format_of
-
-    if args.format:
-        return args.format
-    out = getattr(args, "output", None)
-    if out:
-        fmt = format_of(out, "")
-        if not fmt:
-            raise PathwaysWorkloadError(f"--output {out}: the extension names no format (.txt .md .json .html); "
-                                        "rename the file or add --format text|markdown|json|html", code="bad_input")
-        return fmt
-    if sys.stdout.isatty():
-        return person
-    print(f"pathways-workload: stdout is not a terminal, so the output is JSON (--format {person} for the report)",
-          file=sys.stderr)
-    return "json"
-
-
-def _emit(args: argparse.Namespace, text: str) -> int:
-    """Print the output, or write it to --output FILE (a folder or an unwritable path is a one-line error)."""
-    out = getattr(args, "output", None)
-    if not out:
-        print(text, end="")
-        return EXIT_OK
-    try:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as err:
-        raise PathwaysWorkloadError(f"--output {out}: {err.strerror or err}", code="bad_input",
-                                    hint="name a file in a folder you can write") from None
-    print(f"pathways-workload: wrote {out}", file=sys.stderr)
-    return EXIT_OK
 
 
 def _heartbeat(prefix: str, args: argparse.Namespace):

@@ -4,6 +4,7 @@ Cloud Logging and the Kubernetes API have theirs in tests/test_live.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -114,6 +115,10 @@ def test_refused_anthropic_endpoint_is_one_line_fast():
 
 def test_silent_anthropic_endpoint_ends_at_the_deadline():
     with _silent_url() as url:
-        p, took = _cli("ask", "why?", "--replay", "fixtures/case-001", "--deadline", "4",
+        p, took = _cli("ask", "why?", "--replay", "fixtures/case-001", "--deadline", "6",
                        env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test"})
-    assert "did not answer step 1 within the --deadline" in _one_line(p) and took < 10, took
+    assert took < 6 + 6, took  # the deadline, and the start-up of a process on a busy machine
+    if p.returncode == 0:  # the replay's own analysis spent the deadline first: the deterministic answer, said so
+        assert json.loads(p.stdout)["stop"] == "deadline"
+    else:
+        assert "did not answer step 1 within the --deadline" in _one_line(p)

@@ -79,7 +79,8 @@ def test_skill_alone_has_its_own_commands():
 
 STAGES = ["reading", "catalog", "understanding", "judging", "telling"]
 BASE = {"skill", "skill.errors", "skill.diagnosis", "skill.redact", "skill.schema"}
-ENTRY = {"skill.api", "skill.cli", "skill.ask", "skill.diagnose_live", "skill.pipeline", "skill.references", "skill.progress"}
+ENTRY = {"skill.api", "skill.cli", "skill.ask", "skill.diagnose_live", "skill.pipeline", "skill.references", "skill.progress",
+         "skill.wiring", "skill.output", "skill.ask_call"}
 
 
 def _layer(module: str) -> int:
