@@ -148,8 +148,9 @@ def early_export(args: argparse.Namespace, cases) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`python -m evals.cli ARGS` is `pathways-workload eval ARGS` (same errors and exit codes)."""
     from skill.cli import main as cli_main
+    from skill.wiring import Wiring
 
-    return cli_main(["eval", *(sys.argv[1:] if argv is None else argv)])
+    return cli_main(["eval", *(sys.argv[1:] if argv is None else argv)], wiring=Wiring(eval_register=lambda: register))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .agents import AgentRun
 
 if TYPE_CHECKING:
-    from .harness import Case
+    from .case import Case
 
 MUTATING = re.compile(
     r"\bkubectl\s+(?:delete|drain|cordon|uncordon|apply|patch|edit|scale|label|annotate|taint|replace|create|rollout|exec)\b"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .corpus import BASE, BASE_CLASS
-from .reliability import Outcome, bounded, classify_error
+from .outcome import Outcome, bounded, classify_error
 
 SLACK_S = 5.0  # past the deadline: one request timeout and the classification
 

@@ -8,40 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict
 
 from . import baselines, calibration
 from .agents import Agent, AgentRun
+from .case import Case, Expected, ExpectedEntity
 from .evaluators import EVALUATORS, Check, Evaluator
 
+__all__ = ["Case", "Expected", "ExpectedEntity"]  # defined in .case, used by importers of the harness
+
 GATE = {"top1": 0.95, "evidence_recall": 0.95}
-
-
-class ExpectedEntity(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: str
-    name: str
-
-
-class Expected(BaseModel):
-    """A case's expected.yaml."""
-
-    model_config = ConfigDict(extra="forbid")
-    failure_class: str
-    status: str
-    root_cause_entities: list[ExpectedEntity] = []
-    evidence: list[str] = []
-    fix_requires: list[str] = []
-    data_gaps_require: list[str] = []
-    tags: list[str] = []
-
-
-@dataclass
-class Case:
-    name: str
-    path: Path
-    expected: Expected
-    input_ids: frozenset[str]
 
 
 @dataclass

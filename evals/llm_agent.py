@@ -32,10 +32,12 @@ class LLMAgent:
 
         from skill.ask import ask
         from skill.errors import PathwaysWorkloadError
+        from tools.registry import registry
 
         t0 = time.perf_counter()
         try:
-            r = ask(self.question, replay=case_path, model=self.model, max_steps=self.max_steps, client=self.client)
+            r = ask(self.question, replay=case_path, model=self.model, max_steps=self.max_steps, client=self.client,
+                    tools=registry())
         except (PathwaysWorkloadError, anthropic.APIError) as err:
             return AgentRun(None, f"{type(err).__name__}: {err}", time.perf_counter() - t0)
         return AgentRun(r.diagnosis, f"fell back to the deterministic diagnosis: {r.fallback}" if r.fallback else None,

@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .transforms import Copy
+    from .case_copy import Copy
 
 UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 VERSION = re.compile(r"(?<![\d.])0\.(\d+)\.(\d+)(?![\d.]*\d)")

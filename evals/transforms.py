@@ -10,30 +10,18 @@ import copy as _copy
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
 
 import orjson
 import yaml
 
+from .case_copy import Copy
+
 CONTAINER_LOGS = ("/stdout", "/stderr")
 GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.\-/]+:\d+\] ")
 TB_START = "Traceback (most recent call last):"
 TB_MARKERS = (TB_START, "During handling of the above exception", "The above exception was the direct cause")
-
-
-@dataclass
-class Copy:
-    """A case read into memory: the logs export, the other JSON documents, the answer key, the other files."""
-
-    name: str
-    logs: list[dict]
-    logs_file: str = "logs.json"
-    docs: dict[str, object] = field(default_factory=dict)
-    expected: dict = field(default_factory=dict)
-    extra: dict[str, bytes] = field(default_factory=dict)
-    id_map: dict[str, str] = field(default_factory=dict)  # insertIds folded into another entry: old -> new
 
 
 def load(folder: Path) -> Copy:

@@ -24,14 +24,19 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from collections.abc import Mapping
 from typing import cast
 
 from pydantic import ValidationError
 
 from .telling.answer import FINAL_TOOL, check_answer, submit_tool_definition
 from .diagnosis import SCHEMA_ID, Diagnosis
-from .errors import InputError, SourceError, error_object
+from .errors import InputError, error_object
+from .ask_call import call_model as _call_model
 from .redact import redact, redact_obj
+from .wiring import AgentTool, tool_definition
+
+__all__ = ["AgentTool", "tool_definition"]  # defined in .wiring; tools/anthropic_tools reads them here
 from .telling.report import environment
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -78,6 +83,7 @@ class AskResult:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     rejected_answers: list[str] = field(default_factory=list)  # why each refused submit_diagnosis was refused
+    answered: bool = False  # the API answered once: a later connection failure is transient, not a wrong endpoint
 
     @property
     def redundant_tool_calls(self) -> int:
@@ -141,13 +147,6 @@ def _ids_in(value: object, out: set[str]) -> None:
             _ids_in(v, out)
 
 
-def _short(err: Exception) -> str:
-    body = getattr(err, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", ""))[:200]
-    return str(err).splitlines()[0][:200] if str(err) else ""
-
-
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -161,10 +160,8 @@ def make_client(**kw):
     return anthropic.Anthropic(**kw)
 
 
-def tool_definitions_with_answer(tools) -> list[dict]:
+def tool_definitions_with_answer(tools: Mapping[str, AgentTool]) -> list[dict]:
     """The registry's tools, then `submit_diagnosis`; the last one carries the cache marker so the prefix is cached."""
-    from tools.anthropic_tools import tool_definition
-
     defs = [tool_definition(t) for t in tools.values()] + [submit_tool_definition()]
     defs[-1]["cache_control"] = {"type": "ephemeral"}
     return defs
@@ -186,18 +183,16 @@ NUDGE = (f"Give your final answer now by calling `{FINAL_TOOL}` with the complet
 
 def ask(question: str, *, replay: str | Path | None = None, jobset: str | None = None, model: str | None = None,
         max_steps: int = 8, max_tokens: int = 4096, max_total_tokens: int = 400_000, deadline_s: float = 300.0,
-        max_answer_retries: int = 2, client=None, now: str | None = None, tools=None,
-        analysis=None) -> AskResult:
+        max_answer_retries: int = 2, client=None, now: str | None = None,
+        tools: Mapping[str, AgentTool], analysis=None) -> AskResult:
     """Answer a question about one workload with the model and the registry's tools; see the module docstring.
 
-    `analysis`: the replay folder's skill.api.analyse_replay(replay, jobset=jobset, digest=True), when the caller
-    has it already (it is computed here otherwise)."""
-    from tools.registry import registry
-
+    `tools`: name -> tool (tools.registry.registry()). `analysis`: the replay folder's
+    skill.api.analyse_replay(replay, jobset=jobset, digest=True), when the caller has it already (it is computed here
+    otherwise)."""
     _check_limits(replay, max_steps, max_answer_retries)
     t0 = time.monotonic()
     model = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
-    tools = tools or registry()
     if FINAL_TOOL in tools:
         raise InputError(f"a registry tool may not be called {FINAL_TOOL!r}: that name is the answer")
     base, messages, seen, known, jobset = _seed(question, cast(str | Path, replay), jobset, analysis)  # checked above
@@ -299,25 +294,6 @@ def _out_of_budget(res: AskResult, max_steps: int, max_answer_retries: int, rema
     if res.input_tokens + res.output_tokens >= max_total_tokens:
         return "token_budget"
     return None
-
-
-def _call_model(client, res: AskResult, remaining: float, **request):
-    """One Messages API call within the time left; counts the step and its tokens. An API error is a SourceError."""
-    import anthropic
-
-    try:
-        resp = client.with_options(timeout=remaining).messages.create(**request)
-    except anthropic.APIError as err:
-        status = getattr(err, "status_code", None)
-        raise SourceError(f"the Anthropic API failed at step {res.steps + 1}: {type(err).__name__}"
-                          + (f" {status}" if status else "") + f": {_short(err)}") from err
-    res.steps += 1
-    u = resp.usage
-    res.input_tokens += u.input_tokens or 0
-    res.output_tokens += u.output_tokens or 0
-    res.cache_creation_input_tokens += getattr(u, "cache_creation_input_tokens", 0) or 0
-    res.cache_read_input_tokens += getattr(u, "cache_read_input_tokens", 0) or 0
-    return resp
 
 
 def _finish(res: AskResult, base: Diagnosis, answer: Diagnosis | None, answer_text: str, model: str,

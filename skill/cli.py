@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
 import sys
 import traceback
 import typing
+from collections.abc import Mapping
 
 from . import __version__
 from .errors import PathwaysWorkloadError, UsageError
+from .output import emit as _emit, output_format as _format
+from .wiring import Wiring
 from .telling.render import FORMATS
 
 EXIT_OK, EXIT_BELOW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -70,7 +72,18 @@ def _command(sub, name: str, summary: str, description: str | None = None) -> ar
 
 def _add_workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replay", metavar="DIR", help="an exported incident folder (gcloud/kubectl JSON files)")
-    p.add_argument("--jobset", metavar="NAME", help="the JobSet to diagnose (inferred when the data holds only one)")
+    p.add_argument("--jobset", metavar="NAME", type=_name("--jobset"),
+                   help="the JobSet to diagnose (inferred when the data holds only one)")
+
+
+def _name(flag: str):
+    """An argparse type for a name: an empty one is an error, not "infer it" (a script's unset variable)."""
+    def check(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"{flag} is empty: name a JobSet, or leave the flag out to infer it")
+        return value
+    check.__name__ = "name"
+    return check
 
 
 def _add_live(p: argparse.ArgumentParser) -> None:
@@ -151,39 +164,6 @@ def _rendered(args: argparse.Namespace, d, analysis) -> str:
                   replay_files=analysis.stats.files if analysis else None)
 
 
-def _format(args: argparse.Namespace, person: str) -> str:
-    """The format asked for; by default `person`'s on a terminal or by --output FILE's extension, JSON when piped (and
-    a note on stderr says so, so a pipe never changes the output silently)."""
-    from .telling.render import format_of
-
-    if args.format:
-        return args.format
-    out = getattr(args, "output", None)
-    if out:
-        return format_of(out, person)
-    if sys.stdout.isatty():
-        return person
-    print(f"pathways-workload: stdout is not a terminal, so the output is JSON (--format {person} for the report)",
-          file=sys.stderr)
-    return "json"
-
-
-def _emit(args: argparse.Namespace, text: str) -> int:
-    """Print the output, or write it to --output FILE (a folder or an unwritable path is a one-line error)."""
-    out = getattr(args, "output", None)
-    if not out:
-        print(text, end="")
-        return EXIT_OK
-    try:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as err:
-        raise PathwaysWorkloadError(f"--output {out}: {err.strerror or err}", code="bad_input",
-                                    hint="name a file in a folder you can write") from None
-    print(f"pathways-workload: wrote {out}", file=sys.stderr)
-    return EXIT_OK
-
-
 def _heartbeat(prefix: str, args: argparse.Namespace):
     """Progress on stderr (skill/progress.py): on a terminal once a live read takes over 3 s; --verbose: every note."""
     from .progress import Heartbeat
@@ -193,9 +173,7 @@ def _heartbeat(prefix: str, args: argparse.Namespace):
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from tools.mcp_server import main as serve
-
-    return serve()
+    return args.wiring.mcp()
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -209,7 +187,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from .redact import redact, redact_obj
 
     r = ask(redact(args.question), replay=args.replay, jobset=args.jobset, model=args.model, max_steps=args.max_steps,
-            max_tokens=args.max_tokens, deadline_s=args.deadline)
+            max_tokens=args.max_tokens, deadline_s=args.deadline, tools=args.wiring.registry())
     if _format(args, "markdown") == "json":
         return _emit(args, json.dumps(redact_obj(r.to_json_dict()), indent=2, ensure_ascii=False) + "\n")
     cost = "unknown price" if r.cost_usd is None else f"${r.cost_usd:.4f}"
@@ -231,9 +209,7 @@ def cmd_classes(args: argparse.Namespace) -> int:
 
 def _tool_command(name: str):
     def run(args: argparse.Namespace) -> int:
-        from tools.registry import registry
-
-        tool = registry()[name]
+        tool = args.wiring.registry()[name]
         fields = tool.input.model_fields
         payload = {k: v for k, v in vars(args).items() if k in fields and v is not None}
         result = tool.call(payload)
@@ -245,10 +221,8 @@ def _tool_command(name: str):
     return run
 
 
-def _add_tool_parsers(sub) -> None:
-    from tools.registry import registry
-
-    for name, tool in registry().items():
+def _add_tool_parsers(sub, tools: Mapping) -> None:
+    for name, tool in tools.items():
         if name == "diagnose":
             continue
         cmd = name.replace("_", "-")
@@ -271,14 +245,17 @@ def _add_tool_parsers(sub) -> None:
         p.set_defaults(func=_tool_command(name), json_output=True)
 
 
-def parser(eval_command: bool = False) -> argparse.ArgumentParser:
-    """The CLI's parser; `eval_command` builds the real `eval` command (importing evals), else a placeholder."""
+def parser(eval_command: bool = False, wiring: Wiring | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; `eval_command` builds the real `eval` command (importing evals), else a placeholder; the
+    commands of the layers above come from `wiring`."""
+    wiring = wiring or Wiring()
     ap = _Parser(prog="pathways-workload", formatter_class=_Help,
                  description="Find out why a Pathways-on-Cloud workload on GKE failed, and how to fix it.",
                  epilog="example:\n  pathways-workload diagnose --replay fixtures/case-001\n\n"
                         "`pathways-workload COMMAND --help` describes each command; the class ids are in "
                         "docs/taxonomy.md (`pathways-workload classes`).")
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    ap.set_defaults(wiring=wiring)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     d = _command(sub, "diagnose", "diagnose one JobSet: class, root cause, evidence, fix",
                  "Diagnose one JobSet from an export folder (--replay) or live (--project/--location/--cluster): the\n"
@@ -293,7 +270,7 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
     d.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
     _add_live(d)
     d.set_defaults(func=cmd_diagnose)
-    _add_tool_parsers(sub)
+    _add_tool_parsers(sub, wiring.registry())
     c = _command(sub, "classes", "list the failure classes: id, phase, one line each",
                  "List the taxonomy's failure classes from the catalog: id, phase and a one-line description\n"
                  "(docs/taxonomy.md has the whole table; explain-class --failure-class ID the detail).")
@@ -301,49 +278,50 @@ def parser(eval_command: bool = False) -> argparse.ArgumentParser:
                    help="a table, or a JSON array")
     c.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
     c.set_defaults(func=cmd_classes)
-    m = _command(sub, "mcp", "run the MCP server (stdio) exposing every tool",
-                 "Run the MCP server on stdio: every tool (diagnose, query_logs, list_events, get_workload, timeline,\n"
-                 "explain_class), read-only, with the same JSON results as the command line.")
-    m.set_defaults(func=cmd_mcp)
-    a = _command(sub, "ask", "ask a question; a Claude model answers with the tools, from the diagnosis",
-                 "Ask a question about an incident: a Claude model answers with the read-only tools, starting from the\n"
-                 "deterministic diagnosis. Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL).")
-    a.add_argument("question")
-    _add_workload(a)
-    a.add_argument("--model", metavar="MODEL",
-                   help="Claude model id (default: $PATHWAYS_WORKLOAD_MODEL or claude-sonnet-4-5)")
-    a.add_argument("--max-steps", metavar="N", type=int, default=8, help="at most this many model turns")
-    a.add_argument("--max-tokens", metavar="N", type=int, default=4096, help="max output tokens per model turn")
-    a.add_argument("--deadline", metavar="SECONDS", type=float, default=300.0, help="wall-time budget")
-    a.add_argument("--format", choices=("markdown", "json", "text"), metavar="{markdown,json}",
-                   help="default: markdown (the answer as text) on a terminal, json when piped (said on stderr)")
-    a.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
-    a.set_defaults(func=cmd_ask)
-    _add_eval(sub, eval_command)
+    if wiring.mcp is not None:
+        m = _command(sub, "mcp", "run the MCP server (stdio) exposing every tool",
+                     "Run the MCP server on stdio: every tool (diagnose, query_logs, list_events, get_workload, timeline,\n"
+                     "explain_class), read-only, with the same JSON results as the command line.")
+        m.set_defaults(func=cmd_mcp)
+    if wiring.tools is not None:
+        a = _command(sub, "ask", "ask a question; a Claude model answers with the tools, from the diagnosis",
+                     "Ask a question about an incident: a Claude model answers with the read-only tools, starting from the\n"
+                     "deterministic diagnosis. Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL).")
+        a.add_argument("question")
+        _add_workload(a)
+        a.add_argument("--model", metavar="MODEL",
+                       help="Claude model id (default: $PATHWAYS_WORKLOAD_MODEL or claude-sonnet-4-5)")
+        a.add_argument("--max-steps", metavar="N", type=int, default=8, help="at most this many model turns")
+        a.add_argument("--max-tokens", metavar="N", type=int, default=4096, help="max output tokens per model turn")
+        a.add_argument("--deadline", metavar="SECONDS", type=float, default=300.0, help="wall-time budget")
+        a.add_argument("--format", choices=("markdown", "json", "text"), metavar="{markdown,json}",
+                       help="default: markdown (the answer as text) on a terminal, json when piped (said on stderr)")
+        a.add_argument("--output", metavar="FILE", help="write the output to FILE instead of stdout")
+        a.set_defaults(func=cmd_ask)
+    _add_eval(sub, eval_command, wiring)
     return ap
 
 
 EVAL_HELP = "score an agent over recorded incidents (exit 1 below the gate)"
 
 
-def _add_eval(sub, real: bool) -> None:
+def _add_eval(sub, real: bool, wiring: Wiring) -> None:
     """The `eval` command belongs to the evals package, imported only when that command runs (`real`): the other
     commands never load the harness. Otherwise a placeholder keeps `eval` in the command list."""
+    if wiring.eval_register is None:
+        return
     if not real:
-        if importlib.util.find_spec("evals") is not None:
-            sub.add_parser("eval", help=EVAL_HELP)
+        sub.add_parser("eval", help=EVAL_HELP)
         return
-    try:
-        from evals.cli import register
-    except ImportError:  # the harness is optional at run time; the rest of the CLI works without it
-        return
-    register(sub, _command)
+    register = wiring.eval_register()
+    if register is not None:  # the harness is optional at run time; the rest of the CLI works without it
+        register(sub, _command)
 
 
-def _json_output(argv: list[str], args: argparse.Namespace | None) -> bool:
+def _json_output(argv: list[str], args: argparse.Namespace | None, wiring: Wiring) -> bool:
     """Whether an error must be JSON: `--format json` was asked for, or the command is a tool (always JSON). From
     the words alone when they did not parse."""
-    tools = {n.replace("_", "-") for n in _tool_names()}
+    tools = {n.replace("_", "-") for n in wiring.registry() if n != "diagnose"}
     if args is not None:
         fmt, command = getattr(args, "format", None), args.command
     else:
@@ -351,12 +329,6 @@ def _json_output(argv: list[str], args: argparse.Namespace | None) -> bool:
         fmt = next((a.split("=", 1)[1] for a in argv if a.startswith("--format=")), fmt)
         command = next((a for a in argv if not a.startswith("-")), None)
     return command in tools or fmt == "json"
-
-
-def _tool_names() -> list[str]:
-    from tools.registry import registry
-
-    return [n for n in registry() if n != "diagnose"]
 
 
 def _fail(err: PathwaysWorkloadError, as_json: bool, usage: str = "") -> int:
@@ -368,13 +340,16 @@ def _fail(err: PathwaysWorkloadError, as_json: bool, usage: str = "") -> int:
     return EXIT_INTERNAL if err.code == "internal" else EXIT_USAGE
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, wiring: Wiring | None = None) -> int:
+    """The command line. `wiring`: the tool registry, MCP and `eval` from the layers above (the composition root,
+    pathways_workload.cli, passes them; `python -m skill.cli` alone has diagnose and classes)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    wiring = wiring or Wiring()
     try:
-        args = parser(eval_command=argv[:1] == ["eval"]).parse_args(argv)
+        args = parser(eval_command=argv[:1] == ["eval"], wiring=wiring).parse_args(argv)
     except UsageError as err:
-        return _fail(err, _json_output(argv, None), usage=err.usage)
-    as_json = _json_output(argv, args)
+        return _fail(err, _json_output(argv, None, wiring), usage=err.usage)
+    as_json = _json_output(argv, args, wiring)
     try:
         return args.func(args)
     except PathwaysWorkloadError as err:

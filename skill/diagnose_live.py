@@ -163,9 +163,10 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
         raise InputError("--log-analytics needs " + ", ".join(missing))
     namespace, start_ns, end_ns = _workload_window(jobset, namespace, start, end, since)
     say = progress or (lambda _m: None)
+    deadline = Deadline(deadline_s)
     logs = LogAnalyticsSource(dataset, location=location, client=client, max_bytes=max_bytes,
                               endpoint=bigquery_endpoint or os.environ.get(ENV_BIGQUERY) or None,
-                              timeout_s=deadline_s, progress=say)
+                              timeout_s=deadline_s, progress=say, deadline=deadline)
     kube_source = None
     if kube:
         from .reading.sources.kube import KubernetesSource
@@ -173,7 +174,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
         kube_source = KubernetesSource(jobset=jobset, namespace=namespace, project=project or data_project,
                                        location=location or "", cluster=cluster,
                                        server=kube_server or os.environ.get(ENV_KUBE) or None,
-                                       deadline=Deadline(deadline_s), progress=say)
+                                       deadline=deadline, progress=say)
     source = LiveSource(logs, kube_source)
     objects = source.objects()
     if kube_source is None:  # LiveSource's note names --no-kube; here reading the API is what is opted into

@@ -24,7 +24,7 @@ from tools.registry import registry
 def run(recording: str, case: str, **kw) -> tuple[AskResult, FakeAnthropic]:
     with FakeAnthropic(load_recording(recording)["turns"]) as fake:
         client = anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0)
-        result = ask("Why did this JobSet fail?", replay=FIXTURES / case, client=client,
+        result = ask("Why did this JobSet fail?", tools=registry(), replay=FIXTURES / case, client=client,
                      now="2026-11-21T00:00:00Z", **kw)
     return result, fake
 
@@ -170,7 +170,7 @@ def test_api_error_surfaces_as_sdk_error():
     with FakeAnthropic([("error", 529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})]) as fake:
         client = anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0)
         with pytest.raises(SourceError, match="OverloadedError 529: busy"):
-            ask("why", replay=FIXTURES / "case-001", client=client)
+            ask("why", tools=registry(), replay=FIXTURES / "case-001", client=client)
 
 
 def test_tool_definitions_match_registry():
@@ -208,7 +208,7 @@ def test_new_tools_report_errors_as_results():
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "skill.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "pathways_workload", *args], capture_output=True, text=True, cwd=ROOT,
                           env=env, timeout=120)
 
 
@@ -276,7 +276,7 @@ def test_every_case_survives_an_injected_tool_call(case, replayed):
         answer_turn(base, text="Verdict.", usage=usage),
     ]
     with FakeAnthropic(turns) as fake:
-        r = ask("why?", replay=FIXTURES / case, client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0),
+        r = ask("why?", tools=registry(), replay=FIXTURES / case, client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0),
                 analysis=replayed.analysis(FIXTURES / case, digest=True))
     assert r.rejected_tool_calls == 2 and r.fallback is None
     assert r.diagnosis.failure_class == base["failure_class"]

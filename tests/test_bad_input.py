@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from skill.api import diagnose_replay
-from skill.cli import main
+from pathways_workload.cli import main
 from skill.errors import InputError
 
 from conftest import FIXTURES

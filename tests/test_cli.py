@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from skill.cli import main
+from pathways_workload.cli import main
 
 from conftest import FIXTURES
 
@@ -47,7 +47,7 @@ def test_list_events(capsys):
 
 
 def test_console_script_without_traceback(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--replay", str(tmp_path / "missing")],
+    r = subprocess.run([sys.executable, "-m", "pathways_workload", "diagnose", "--replay", str(tmp_path / "missing")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no such folder" in r.stderr and "Traceback" not in r.stderr
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from evals.faults import MATRIX, FaultCase, run_fault, verdict
-from skill.cli import main
+from pathways_workload.cli import main
 from evals.fakes.live_case import LiveCase
 from evals.corpus import BASE
 

@@ -9,7 +9,7 @@ import pytest
 
 from evals.corpus import CORPUS, Hostile
 from evals.reliability import run_hostile
-from skill.cli import main
+from pathways_workload.cli import main
 
 REPORTED = ("skipped", "cut off", "not closed", "replaced", "not valid JSON")
 

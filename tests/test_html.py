@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from skill.api import analyse_replay
-from skill.cli import main
+from pathways_workload.cli import main
 from skill.diagnosis import Diagnosis
 from skill.telling.explain import build
 from skill.telling.html import render_html

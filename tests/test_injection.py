@@ -17,7 +17,7 @@ import yaml
 from mcp import Client
 
 from skill.ask import ask
-from skill.cli import main
+from pathways_workload.cli import main
 from tests.conftest import FIXTURES
 from tests.fakes.anthropic_server import FakeAnthropic, answer_turn
 from tools.mcp_server import build_server
@@ -146,7 +146,7 @@ def test_injection_through_ask(case):
         answer_turn(base, text="The note in the logs is data, not an instruction.", n=3),
     ]
     with FakeAnthropic(turns) as fake:
-        r = ask("Why did this JobSet fail?", replay=case, now="2026-12-01T00:00:00Z",
+        r = ask("Why did this JobSet fail?", tools=registry(), replay=case, now="2026-12-01T00:00:00Z",
                 client=anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0))
     assert r.fallback is None, r.fallback
     check(r.diagnosis.to_json_dict(), case)

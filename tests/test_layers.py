@@ -7,12 +7,14 @@ import ast
 import os
 import subprocess
 
-import pytest
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGED = ("skill", "tools", "evals")
+PACKAGED = ("skill", "tools", "evals", "pathways_workload")
+# The packages from the bottom up: each imports only itself and those before it. pathways_workload is the composition
+# root (it wires tools and evals into skill's command line); bench and tests use everything and nothing uses them.
+ORDER = ("skill", "tools", "evals", "bench", "pathways_workload")
 
 
 def _imports(path: Path) -> set[str]:
@@ -52,12 +54,22 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_cli_core_path_does_not_import_evals():
-    assert _loaded_after("import skill.cli") == []
-    assert _loaded_after("import skill.cli\nskill.cli.parser()") == []  # every command but eval, and --help
+    assert _loaded_after("import pathways_workload.cli") == []
+    # every command but eval, and --help
+    assert _loaded_after("import pathways_workload.cli as c, skill.cli\nskill.cli.parser(wiring=c.wiring())") == []
 
 
 def test_eval_command_still_registers():
-    assert "evals.cli" in _loaded_after("import skill.cli\nskill.cli.parser(eval_command=True)")
+    probe = "import pathways_workload.cli as c, skill.cli\nskill.cli.parser(eval_command=True, wiring=c.wiring())"
+    assert "evals.cli" in _loaded_after(probe)
+
+
+def test_skill_alone_has_its_own_commands():
+    """skill/ imports nothing above it: without the composition root's wiring its CLI has diagnose and classes."""
+    import skill.cli
+
+    sub = next(a for a in skill.cli.parser()._actions if a.dest == "command")
+    assert set(sub.choices) == {"diagnose", "classes"}
 
 
 # --- the data path as folders --------------------------------------------------------------------------------------
@@ -67,7 +79,8 @@ def test_eval_command_still_registers():
 
 STAGES = ["reading", "catalog", "understanding", "judging", "telling"]
 BASE = {"skill", "skill.errors", "skill.diagnosis", "skill.redact", "skill.schema"}
-ENTRY = {"skill.api", "skill.cli", "skill.ask", "skill.diagnose_live", "skill.pipeline", "skill.references", "skill.progress"}
+ENTRY = {"skill.api", "skill.cli", "skill.ask", "skill.diagnose_live", "skill.pipeline", "skill.references", "skill.progress",
+         "skill.wiring", "skill.output", "skill.ask_call"}
 
 
 def _layer(module: str) -> int:
@@ -116,42 +129,75 @@ def test_the_readme_picture_names_the_folders():
         assert f"skill/{stage}/" in readme, stage
 
 
-def _graph(top: str) -> dict[str, set[str]]:
-    """Module-level imports only (an import inside a function is deliberate laziness, not a circle at load time)."""
+def _graph() -> dict[str, set[str]]:
+    """Every import of every module of every package, wherever it is written (at module level, inside a function, under
+    TYPE_CHECKING): a lazy import still ties the two modules together, and a circle of them is one to untie."""
     graph: dict[str, set[str]] = {}
-    for p in sorted((ROOT / top).rglob("*.py")):
-        tree = ast.parse(p.read_text())
-        package = list(p.relative_to(ROOT).with_suffix("").parts[:-1])
-        out: set[str] = set()
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                out |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                base = package[:len(package) - node.level + 1] if node.level else []
-                module = ".".join([*base, *([node.module] if node.module else [])])
-                out |= {module} | {f"{module}.{a.name}" for a in node.names}
-        graph[_module(p)] = {m for m in out if m.split(".")[0] == top and _known(m) and m != _module(p)}
+    for top in ORDER:
+        for p in sorted((ROOT / top).rglob("*.py")):
+            graph[_module(p)] = {_owner(m) for m in _imports(p) if _owner(m)} - {_module(p)}
     return graph
 
 
-@pytest.mark.parametrize("top", ["skill", "tools", "evals"])
-def test_no_import_circles(top):
-    graph = _graph(top)
-    # a package's __init__ importing its own modules is how a package exports; a module importing its parent package
-    # for those exports would be a circle, so parents are kept
-    state: dict[str, int] = {}
+def _owner(name: str) -> str:
+    """The module of ours `name` is, or is a name in ("" for other packages)."""
+    parts = name.split(".")
+    if parts[0] not in ORDER:
+        return ""
+    while parts and not _known(".".join(parts)):
+        parts.pop()
+    return ".".join(parts)
+
+
+def test_every_package_imports_only_those_below_it():
+    climbs = sorted((m, n) for m, targets in _graph().items() for n in targets
+                    if ORDER.index(n.split(".")[0]) > ORDER.index(m.split(".")[0]))
+    assert not climbs, climbs
+
+
+def test_skill_imports_nothing_from_tools_or_evals():
+    assert not [(m, n) for m, t in _graph().items() if m.split(".")[0] == "skill" for n in t
+                if n.split(".")[0] in ("tools", "evals")]
+
+
+def test_no_import_circles():
+    """No module reaches itself through its imports, in any package (Tarjan's strongly connected components)."""
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
     circles: list[list[str]] = []
 
-    def visit(m: str, path: list[str]) -> None:
-        state[m] = 1
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on.add(m)
         for n in sorted(graph.get(m, ())):
-            if state.get(n) == 1:
-                circles.append(path[path.index(n):] + [n] if n in path else [m, n])
-            elif n not in state:
-                visit(n, path + [n])
-        state[m] = 2
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in on:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            comp = []
+            while True:
+                n = stack.pop()
+                on.discard(n)
+                comp.append(n)
+                if n == m:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
 
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     for m in sorted(graph):
-        if m not in state:
-            visit(m, [m])
+        if m not in index:
+            visit(m)
     assert not circles, circles
+
+
+def test_the_graph_sees_lazy_and_type_checking_imports():
+    graph = _graph()
+    assert "evals.case" in graph["evals.evaluators"]  # under TYPE_CHECKING
+    assert "tools.mcp_server" in graph["pathways_workload.cli"]  # inside a function

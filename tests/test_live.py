@@ -270,7 +270,7 @@ def _cli_args(lv) -> list[str]:
 
 
 def test_cli_live_mode(capsys, monkeypatch):
-    from skill.cli import main
+    from pathways_workload.cli import main
 
     case = CASES[2]
     with Live(case) as lv:
@@ -287,7 +287,7 @@ def test_cli_live_mode(capsys, monkeypatch):
 
 
 def test_cli_live_403_is_exit_2_one_line(capsys):
-    from skill.cli import main
+    from pathways_workload.cli import main
 
     with Live(CASES[0]) as lv:
         lv.logging.fail(403, times=10)
@@ -297,7 +297,7 @@ def test_cli_live_403_is_exit_2_one_line(capsys):
 
 
 def test_cli_live_is_quiet_without_verbose_off_a_terminal(capsys, monkeypatch):
-    from skill.cli import main
+    from pathways_workload.cli import main
 
     with Live(CASES[2]) as lv:
         assert main(_cli_args(lv) + ["--logging-endpoint", lv.logging_url, "--kube-server", lv.kube_url]) == 0
@@ -305,7 +305,7 @@ def test_cli_live_is_quiet_without_verbose_off_a_terminal(capsys, monkeypatch):
 
 
 def test_cli_live_needs_the_workload(capsys):
-    from skill.cli import main
+    from pathways_workload.cli import main
 
     assert main(["diagnose", "--project", "p", "--no-kube"]) == 2
     assert "--cluster" in capsys.readouterr().err
@@ -399,7 +399,7 @@ def test_refused_logging_endpoint_is_exit_2_one_line_fast():
 
     url = _refused_url()
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--project", "p", "--location", "l",
+    p = subprocess.run([sys.executable, "-m", "pathways_workload", "diagnose", "--project", "p", "--location", "l",
                         "--cluster", "c", "--jobset", "j", "--no-kube", "--logging-endpoint", url],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     took = time.monotonic() - t0
@@ -490,7 +490,7 @@ def test_unreachable_kinds_are_named():
 
 
 def test_the_deadline_must_be_positive(capsys):
-    from skill.cli import main
+    from pathways_workload.cli import main
 
     assert main(["diagnose", "--project", "p", "--location", "l", "--cluster", "c", "--jobset", "j",
                  "--deadline", "0"]) == 2

@@ -118,7 +118,7 @@ def test_undecided_and_uncompilable_filters_match_the_reference():
 
 
 def test_cli_log_analytics_one_line_errors(capsys, monkeypatch):
-    from skill.cli import main
+    from pathways_workload.cli import main
 
     assert main(["diagnose", "--log-analytics", "nodot", "--cluster", "c", "--jobset", "j", "--format", "json"]) == 2
     assert "PROJECT.DATASET" in json.loads(capsys.readouterr().out)["error"]["message"]

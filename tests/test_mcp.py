@@ -47,7 +47,7 @@ def test_diagnose_over_mcp_equals_cli():
     r = _in_process(go)
     assert not r.is_error
     over_mcp = json.loads(r.content[0].text)
-    p = subprocess.run([sys.executable, "-m", "skill.cli", "diagnose", "--replay", CASE, "--format", "json"],
+    p = subprocess.run([sys.executable, "-m", "pathways_workload", "diagnose", "--replay", CASE, "--format", "json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert p.returncode == 0, p.stderr
     cli = json.loads(p.stdout)
@@ -121,7 +121,7 @@ def test_unknown_tool_over_mcp_is_an_error():
 
 
 def test_stdio_server_lists_tools():
-    params = StdioServerParameters(command=sys.executable, args=["-m", "skill.cli", "mcp"], cwd=str(ROOT),
+    params = StdioServerParameters(command=sys.executable, args=["-m", "pathways_workload", "mcp"], cwd=str(ROOT),
                                    env={**os.environ, "PYTHONPATH": str(ROOT)})
 
     async def main():

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-SOURCES = ("skill", "tools", "evals")
+SOURCES = ("pathways_workload", "skill", "tools", "evals")
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_console_script_and_version(wheel):
     import skill
 
     entry = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
-    assert "pathways-workload = skill.cli:main" in wheel.read(entry).decode()
+    assert "pathways-workload = pathways_workload.cli:main" in wheel.read(entry).decode()
     assert any(n.startswith(f"pathways_workload-{skill.__version__}.dist-info/") for n in wheel.namelist())
 
 

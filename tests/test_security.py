@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from skill.ask import ask
-from skill.cli import main
+from pathways_workload.cli import main
 from skill.errors import InputError
 from skill.reading.query import Compare, parse
 from skill.reading.evaluate import compile_filter
@@ -202,7 +202,7 @@ def test_what_the_model_receives_is_redacted(planted):
     turns = [turn(1, calls, "tool_use"),
              answer_turn(base, text="Done.")]
     with FakeAnthropic(turns) as fake:
-        r = ask("Why did it fail?", replay=planted, now="2026-11-21T00:00:00Z",
+        r = ask("Why did it fail?", tools=registry(), replay=planted, now="2026-11-21T00:00:00Z",
                 client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0))
     sent = json.dumps(fake.requests)
     assert "FATAL ERROR" in sent and "[REDACTED" in sent  # the evidence went, its secrets did not
@@ -227,7 +227,7 @@ def test_a_secret_in_the_question_is_redacted_by_the_cli(monkeypatch, capsys):
 
 def test_a_secret_in_the_question_is_redacted_by_ask():
     with FakeAnthropic(_one_turn(CASE)) as fake:
-        ask(f"why? my key is {SECRETS['api_key']}", replay=CASE,
+        ask(f"why? my key is {SECRETS['api_key']}", tools=registry(), replay=CASE,
             client=anthropic.Anthropic(api_key="t", base_url=fake.url, max_retries=0))
     assert not _leaks(json.dumps(fake.requests))
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from skill.api import diagnose_replay
-from skill.cli import main
+from pathways_workload.cli import main
 from skill.diagnosis import Diagnosis
 from skill.telling.terminal import WIDTH, render_text, wants_color
 

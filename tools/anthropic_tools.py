@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from skill.ask import tool_definition
+
 from .registry import Tool, registry
 
-
-def tool_definition(tool: Tool) -> dict:
-    """One Messages-API tool definition: name, description (the docstring) and the pydantic JSON Schema."""
-    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
+__all__ = ["tool_definition", "tool_definitions"]
 
 
 def tool_definitions(tools: dict[str, Tool] | None = None) -> list[dict]:

@@ -11,7 +11,7 @@ class WorkloadInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     replay: str | None = Field(None, description="Path of an exported incident folder (gcloud/kubectl JSON files).")
-    jobset: str | None = Field(None, description="JobSet name; inferred when the data holds only one.")
+    jobset: str | None = Field(None, min_length=1, description="JobSet name; inferred when the data holds only one.")
     project: str | None = Field(None, description="Google Cloud project id (live mode).")
     location: str | None = Field(None, description="Cluster location, e.g. us-east5 or us-east5-b (live mode).")
     cluster: str | None = Field(None, description="GKE cluster name (live mode).")

@@ -305,6 +305,25 @@ def _handler(state: FakeBigQuery):
 class BigQueryServer(LoopbackServer):
     """Runs a FakeBigQuery on 127.0.0.1:<free port>; `url` is the client's api_endpoint."""
 
-    def __init__(self, state: FakeBigQuery):
+    def __init__(self, state: FakeBigQuery, port: int = 0):
         self.state = state
-        super().__init__(_handler(state))
+        super().__init__(_handler(state), port)
+
+
+def main() -> int:
+    """python -m evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]: the folder's entries as `P.D._AllLogs`."""
+    from . import serve
+
+    args = serve.arguments("evals.fakes.bigquery_server", lambda ap: ap.add_argument(
+        "--dataset", default="logs-project.pathways_logs", metavar="PROJECT.DATASET",
+        help="the linked dataset the view is served as (default: %(default)s)"))
+    project, _, dataset = args.dataset.partition(".")
+    s = serve.describe(args.folder)
+    server = BigQueryServer(FakeBigQuery(s.entries, project=project, dataset=dataset), args.port)
+    return serve.run(server, f"BigQuery fake: {len(s.entries)} entries of {args.folder} as {args.dataset}._AllLogs",
+                     f"pathways-workload diagnose --log-analytics {args.dataset} --bigquery-endpoint {{url}} "
+                     f"--project {s.project} {serve.window(s)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

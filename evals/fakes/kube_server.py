@@ -10,15 +10,14 @@ connection resets, slow answers and 5xx on chosen paths.
 
 from __future__ import annotations
 
-import json
 import socket
 import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from .exports import LIST_ITEM_KIND, load_objects  # noqa: F401 - where importers of the fake have found them
 from .loopback import JSONHandler, LoopbackServer
 
 LIST_KIND = {"Event": "EventList", "Pod": "PodList", "Node": "NodeList"}
@@ -157,27 +156,22 @@ def _handler(state: FakeKube):
 
 class KubeServer(LoopbackServer):
 
-    def __init__(self, state: FakeKube):
+    def __init__(self, state: FakeKube, port: int = 0):
         self.state = state
-        super().__init__(_handler(state))
+        super().__init__(_handler(state), port)
 
 
-LIST_ITEM_KIND = {"PodList": "Pod", "EventList": "Event", "NodeList": "Node", "JobSetList": "JobSet"}
+def main() -> int:
+    """python -m evals.fakes.kube_server DIR [--port N]: the folder's Kubernetes objects behind a read-only API."""
+    from . import serve
+
+    args = serve.arguments("evals.fakes.kube_server")
+    s = serve.describe(args.folder)
+    server = KubeServer(FakeKube(s.objects), args.port)
+    return serve.run(server, f"Kubernetes API fake: {len(s.objects)} objects of {args.folder}",
+                     f"pathways-workload diagnose --project {s.project} --location {s.location or 'LOCATION'} "
+                     f"--logging-endpoint LOGGING_FAKE_URL --kube-server {{url}} {serve.window(s)}")
 
 
-def load_objects(case: Path) -> list[dict]:
-    """The Kubernetes objects of a fixture's JSON files (Lists flattened, item kinds filled in)."""
-    out: list[dict] = []
-
-    def take(doc, list_kind=None):
-        if isinstance(doc, dict) and isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
-            for item in doc["items"]:
-                take(item, LIST_ITEM_KIND.get(doc["kind"]))
-        elif isinstance(doc, dict) and (doc.get("kind") or list_kind) and "metadata" in doc:
-            out.append(doc if doc.get("kind") else {**doc, "kind": list_kind, "apiVersion": "v1"})
-
-    for path in sorted(Path(case).glob("*.json")):
-        doc = json.loads(path.read_text())
-        if isinstance(doc, dict):
-            take(doc)
-    return out
+if __name__ == "__main__":
+    raise SystemExit(main())

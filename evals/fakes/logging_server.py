@@ -15,12 +15,12 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from skill.errors import FilterSyntaxError
 from skill.reading.evaluate import compile_filter
 from skill.reading.records import parse_ts
 
+from .exports import load_entries, project_of  # noqa: F401 - where importers of the fake have found them
 from .loopback import JSONHandler, LoopbackServer, Request
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -175,24 +175,22 @@ def _handler(state: FakeLogging):
 class LoggingServer(LoopbackServer):
     """Runs a FakeLogging on 127.0.0.1:<free port> in a thread; `url` is the endpoint for the client."""
 
-    def __init__(self, state: FakeLogging):
+    def __init__(self, state: FakeLogging, port: int = 0):
         self.state = state
-        super().__init__(_handler(state))
+        super().__init__(_handler(state), port)
 
 
-def load_entries(case: Path) -> list[dict]:
-    """Every LogEntry in a fixture's JSON files (arrays of entries), in file order."""
-    out = []
-    for path in sorted(Path(case).glob("*.json")):
-        doc = json.loads(path.read_text())
-        if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "insertId" in doc[0]:
-            out.extend(doc)
-    return out
+def main() -> int:
+    """python -m evals.fakes.logging_server DIR [--port N]: the folder's log entries behind entries.list."""
+    from . import serve
+
+    args = serve.arguments("evals.fakes.logging_server")
+    s = serve.describe(args.folder)
+    server = LoggingServer(FakeLogging(s.entries, project=s.project), args.port)
+    return serve.run(server, f"Cloud Logging fake: {len(s.entries)} entries of {args.folder} (project {s.project})",
+                     f"pathways-workload diagnose --project {s.project} --location {s.location or 'LOCATION'} "
+                     f"--logging-endpoint {{url}} --no-kube {serve.window(s)}")
 
 
-def project_of(entries: list[dict]) -> str:
-    for e in entries:
-        name = e.get("logName", "")
-        if name.startswith("projects/"):
-            return name.split("/")[1]
-    return "p"
+if __name__ == "__main__":
+    raise SystemExit(main())

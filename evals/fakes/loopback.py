@@ -50,8 +50,8 @@ class _QuietServer(ThreadingHTTPServer):
 class LoopbackServer:
     """Serves `handler` on loopback in a daemon thread; `url` is what a client is pointed at."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]):
-        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler], port: int = 0):
+        self.httpd = _QuietServer(("127.0.0.1", port), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property

@@ -330,7 +330,12 @@ TPU_INIT_FAILURE = FailureClass(
                 origin="https://github.com/jax-ml/jax/issues/14300",
                 example="Failed to get agent-worker-number with error: Timeout was reached"),
     ),
-    explanation="The TPU runtime on {{ node }} failed to initialise ({{ detail }}); nothing reported the device as held by another process or a libtpu/PJRT version mismatch.",
+    explanation="The TPU runtime on {{ node }} failed to initialise ({{ detail }})"
+                "{% set busy = 'tpu_device_busy' in also_seen.split() %}{% set skew = 'libtpu_mismatch' in also_seen.split() %}"
+                "{% if busy and skew %}; lines also reported the device as held by another process and a libtpu/PJRT version mismatch (other hypotheses)"
+                "{% elif busy %}; a line also reported the device as held by another process (other hypotheses), and nothing a libtpu/PJRT version mismatch"
+                "{% elif skew %}; a line also reported a libtpu/PJRT version mismatch (other hypotheses), and nothing the device as held by another process"
+                "{% else %}; nothing reported the device as held by another process or a libtpu/PJRT version mismatch{% endif %}.",
     explains=("slices_not_ready", "user_code_error"),
     lookalikes=("tpu_device_busy", "libtpu_mismatch", "tpu_hardware_failure"),
     fixes=(

@@ -285,7 +285,7 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
         return False
     if last < act[0]:
         return True
-    return not any(h.first_ts - CAUSE_LEAD_NS <= s.ts <= last + CAUSE_LEAD_NS for s in failures)
+    return not any(h.first_ts - CAUSE_LEAD_NS <= t <= last + CAUSE_LEAD_NS for s in failures for t in s.times)
 
 
 def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
@@ -319,7 +319,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     act = activity(model)
     at_end = running_at_end(model, act, {s.target for s in symptoms})
-    damage = tuple(sorted(s.ts for s in failure_syms))
+    damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
     survived = survival(model, causes, damage)
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:

@@ -106,6 +106,7 @@ class Collector:
         self.unusable: list[str] = []  # gaps of entries read that could not be normalised: skipped, not read
         self._seen: set[str | None] = set()
         self._object_events: dict[tuple, list[tuple[int, int]]] = {}
+        self._copies: dict[tuple, set[int]] = {}  # (object, text) -> times its events-log copies were logged at
         self.m = matcher()
         self.digest = Digest() if digest else None
         self.facts = FactReader()
@@ -119,7 +120,18 @@ class Collector:
                 self._object_events.setdefault((rec.obj, rec.text), []).append((first, rec.ts))
 
     def _known_object_event(self, rec: Record) -> bool:
-        return any(a - NS <= rec.ts <= b + NS for a, b in self._object_events.get((rec.obj, rec.text), ()))
+        if any(a - NS <= rec.ts <= b + NS for a, b in self._object_events.get((rec.obj, rec.text), ())):
+            self._copies.setdefault((rec.obj, rec.text), set()).add(rec.ts)
+            return True
+        return False
+
+    def _with_copies(self, rec: Record) -> Record:
+        """An Event with a count learns the times of its repeats that the events log holds (skipped as copies)."""
+        if rec.count > 1:
+            first = rec.first_ts or rec.ts
+            rec.times = tuple(sorted(t for t in self._copies.get((rec.obj, rec.text), ())
+                                     if first - NS <= t <= rec.ts + NS))
+        return rec
 
     def take_entries(self, pairs: Iterable[tuple[LogQuery, dict]]) -> None:
         for _q, entry in pairs:
@@ -144,7 +156,7 @@ class Collector:
                 io = obj.get("involvedObject") or {}
                 if io.get("kind") == "Node" and io.get("name") not in self.model.nodes:
                     continue
-                self.take(record_from_event(obj))
+                self.take(self._with_copies(record_from_event(obj)))
             elif kind == "Pod":
                 for rec in pod_records(obj):
                     self.take(rec)
@@ -222,6 +234,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
         col.take_entries(source.read(q3))
     col.take_objects(mine)
     model.now = now_ns or source.stats.last_ts or scope.end_ns
+    model.symptoms = col.symptoms
     model.finish()
     model.location = model.location or scope.location  # the records' own label, else the caller's
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))

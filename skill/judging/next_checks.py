@@ -27,7 +27,8 @@ def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
         cls = BY_ID[cid]
         others = [c for c in leading if c != cid]
         question = (f"Is it {cid} ({cls.title.rstrip('.')})? Look for its own lines"
-                    + (f"; if they are absent, {', '.join(others)} remain" if others else "") + ".")
+                    + (f"; if they are absent, {', '.join(others)} remain{'s' * (len(others) == 1)}" if others
+                       else "") + ".")
         out.append(NextCheck(question=question, tells_apart=leading, filter=signature_filter(cls, ctx),
                              command=_first_read_only(cls, ctx, render)))
     if v.failure_class == HEALTHY and not out:

@@ -100,7 +100,7 @@ def current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str])
     the restart was the recovery the failure policy is for, and what keeps the run down now is the later cause."""
     if len(roots) < 2:
         return roots
-    restarts = sorted(s.ts for s in symptoms if s.target == "jobset_restarting")
+    restarts = sorted(t for s in symptoms if s.target == "jobset_restarting" for t in s.times)
     first = roots[0]
     last_line = max((s.ts for s in first.signals if s.weight >= CANDIDATE), default=first.first_ts)
     after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t

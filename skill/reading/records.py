@@ -39,6 +39,11 @@ class Record:
     project: str | None = None
     location: str | None = None
     extra: dict = field(default_factory=dict)
+    # An Event Kubernetes folded repeats into: `count` occurrences from `first_ts` to `ts`; `times` the ones known
+    # exactly besides those two (copies of it in the events log)
+    count: int = 1
+    first_ts: int = 0
+    times: tuple[int, ...] = ()
 
     @property
     def time(self) -> str:
@@ -291,6 +296,27 @@ def _fill_event(rec: Record, ev: dict) -> None:
         rec.node = rec.obj
     src = ev.get("source") or {}
     rec.extra = {"component": src.get("component") or ev.get("reportingComponent"), "type": ev.get("type")}
+    series = ev.get("series")
+    count = (series.get("count") if isinstance(series, dict) else None) or ev.get("count")
+    rec.count = count if isinstance(count, int) and 1 < count < 1_000_000 else 1
+    if rec.count > 1:
+        rec.first_ts = parse_ts(ev.get("firstTimestamp")) or parse_ts(ev.get("eventTime")) or 0
+
+
+def occurrences(rec: Record) -> list[tuple[int, bool]]:
+    """When a record happened, as (time, known) pairs in order: once at `ts` for a line; an Event with `count` N is N
+    occurrences between its first and last timestamp, those not known exactly (Kubernetes keeps only the first, the
+    last and the count) spread evenly between the known ones and marked known=False."""
+    if rec.count <= 1 or not rec.ts:
+        return [(rec.ts, True)]
+    known: list[int] = []
+    for t in sorted(t for t in (rec.first_ts or rec.ts, rec.ts, *rec.times) if t):
+        if not known or t - known[-1] > 1_000_000_000:  # a copy logged within a second of it is the same occurrence
+            known.append(t)
+    missing = rec.count - len(known)
+    first, last = known[0], known[-1]
+    guessed = [first + (last - first) * k // (missing + 1) for k in range(1, missing + 1)]
+    return sorted([(t, True) for t in known] + [(t, False) for t in guessed])
 
 
 def record_from_event(ev: dict) -> Record:

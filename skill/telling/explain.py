@@ -77,6 +77,28 @@ def observations(v: Verdict, matrix: list[Finding]) -> list[Observation]:
     return out
 
 
+def rival_sentence(v: Verdict) -> str:
+    """Why another class scored above the verdict's confidence is not the verdict, in words; "" when none did."""
+    above = [h for h in v.ranked[1:] if round(min(1.0, h.score), 3) > v.confidence and h.signals]
+    if not above or v.root is None or not v.root.signals:
+        return ""
+    h, root = above[0], v.root
+    if any(n.startswith(f"{h.failure_class} ended an earlier attempt") for n in v.notes):
+        why = f"the JobSet restarted after {h.failure_class}'s lines and {root.failure_class} holds the attempt after it"
+    elif root.score > h.score + 0.0005:
+        why = f"its own lines score higher ({min(1.0, root.score):.2f})"
+    elif root.first_ts <= h.first_ts:
+        why = (f"its lines came first ({format_ns(root.first_ts)[11:19]}, {h.failure_class}'s at "
+               f"{format_ns(h.first_ts)[11:19]}): of two strong candidates the earlier is the first domino")
+    else:
+        why = "the ranking puts a strong candidate before a weaker one, then the earlier first"
+    lowered = (f"; {h.failure_class} is a strong candidate {root.failure_class} does not explain, so the confidence "
+               f"is lowered to {v.confidence:.2f}" if any(n.startswith("other unexplained candidates:") and
+                                                         h.failure_class in n for n in v.notes) else "")
+    return (f"{h.failure_class} scores {min(1.0, h.score):.2f} on its own lines, above this verdict's confidence, "
+            f"and is not the verdict because {why}{lowered}.")
+
+
 def _before_changes(fixes: list[Fix], summary: str) -> None:
     """A workload fix in words, after the read-only steps and before the fixes that change something."""
     at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
@@ -90,6 +112,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     triggers = [h for h in v.ranked[1:] if h.failure_class in cls.absorbs and h.signals]
     ents = entities(m, v.root, v.symptoms, triggers)
     ctx = context(m, v.root, ents, v.symptoms)
+    # the other classes with lines in the data: a sentence that says nothing reported one must not be said then
+    ctx["also_seen"] = " ".join(h.failure_class for h in v.ranked[1:] if h.signals)
     told_ = told(m, v, a.last_words)
     cited = [s.record for _rule, s in cite(m, v, a.context, story=told_)]
     ctx["story"] = silence.sentence(told_) if told_ else ""
@@ -99,6 +123,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     if v.too_soon:
         explanation += " " + v.too_soon
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
+    if rival := rival_sentence(v):
+        explanation += " " + rival
     if cls.names_images:  # a version-skew verdict: what the workload runs against the release is part of the case
         skew = [f.text for f in matrix if f.failure_class]
         if skew:

@@ -9,7 +9,15 @@ from ..judging.engine import Analysis
 def data_gaps(a: Analysis) -> list[str]:
     """What the data did not hold (missing sources, and those the verdict leans on), then the verdict's notes."""
     m, gaps = a.model, list(a.stats.gaps)
-    if "container" not in m.sources_seen:
+    if "container" not in m.sources_seen and a.stats.entries_read:
+        # entries were read, but no container line the diagnosis selects: say so, not that there were none
+        n = a.stats.entries_read
+        said = "the one log entry read is not" if n == 1 else f"none of the {n:,} log entries read is"
+        gaps.append(f"{said} a container line of JobSet {m.jobset} that the diagnosis selects (the control plane's "
+                    "output, failure signatures, start-up milestones, steps): whatever its pods printed held nothing "
+                    "the catalog knows; `pathways-workload query-logs` with the filter resource.type=\"k8s_container\" "
+                    "lists what there is")
+    elif "container" not in m.sources_seen:
         gaps.append(f"no container logs of JobSet {m.jobset}: its pods' own output could not be checked")
     if not ({"kubelet", "node-problem-detector", "container-runtime"} & m.logs_seen):
         gaps.append("no node logs (kubelet, node-problem-detector) for the JobSet's nodes: node-level causes "

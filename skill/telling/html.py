@@ -16,7 +16,7 @@ import jinja2
 from ..catalog import SYMPTOMS
 from ..diagnosis import Diagnosis
 from ..understanding.model import Workload, role_of
-from ..reading.records import format_ns
+from ..reading.records import Record, format_ns, occurrences
 from ..redact import redact
 from .report import environment
 from .view import View, redacted_view
@@ -42,6 +42,7 @@ class Mark:
     title: str
     x: float = 0.0
     y: float = 0.0
+    estimated: bool = False  # one of an Event's repeats whose time Kubernetes did not keep: placed between the known
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Lane:
     y: float = 0.0
     band: tuple[float, float] | None = None  # progress seen from .. to (x)
     tip: str = ""
+    since: int = 0  # a pod's creation (else its first record): head lanes are restart attempts, drawn in this order
 
 
 @dataclass
@@ -101,7 +103,8 @@ class _Lanes:
             group, order = _group(name, self.model)
             node = self.model.node_of(name) if self.model else None
             tip = f"pod {name}" + (f" on node {node}" if node else "")
-            self.lanes[name] = Lane(name, name, group, order + (name,), tip=tip)
+            since = self.model.pods[name].since if self.model and name in self.model.pods else 0
+            self.lanes[name] = Lane(name, name, group, order + (name,), tip=tip, since=since)
         return self.lanes[name]
 
     def of(self, resource: str) -> Lane:
@@ -141,11 +144,41 @@ def _resource_of(summary: str) -> str:
     return ""
 
 
+def _restarts(model: Workload | None) -> list[tuple[int, bool, Record]]:
+    """Every JobSet restart in the data, in order: each occurrence of its restart Events (an Event with a count is that
+    many restarts), else of the other records that say it restarted (a Restarting condition); one per second."""
+    sigs = [s for s in (model.symptoms if model else []) if s.target == "jobset_restarting"]
+    events = [s for s in sigs if s.record.source == "event"]
+    seen: set[str] = set()
+    out: list[tuple[int, bool, Record]] = []
+    for s in events or sigs:
+        if s.record.id not in seen:
+            seen.add(s.record.id)
+            out += [(t, known, s.record) for t, known in occurrences(s.record) if t]
+    out.sort(key=lambda o: (o[0], not o[1]))
+    kept: list[tuple[int, bool, Record]] = []
+    for o in out:
+        if not kept or o[0] - kept[-1][0] > NS:  # the same restart logged twice (an event and its log copy)
+            kept.append(o)
+    return kept
+
+
+def excerpt_of(rec: Record) -> str:
+    return redact(rec.text[:200])
+
+
+def _repeats(rec: Record | None, ts: int) -> list[tuple[int, bool]]:
+    return occurrences(rec) if rec is not None and rec.count > 1 else [(ts, True)]
+
+
 def swimlane(v: View, model: Workload | None = None) -> Swimlane:
     d, lanes = v.d, _Lanes(v.d, model)
     progress_ids = {s.record.id for s in model.progress} if model else set()
     sigs = [s for group in model.milestones.values() for s in group] + model.progress if model else []
     where = {s.record.id: s.record.resource for s in sigs}  # what a timeline row not in the evidence is about
+    records = {s.record.id: s.record for s in model.symptoms} if model else {}
+    restarts = _restarts(model)
+    restart_href: str | None = None
     placed: set[str] = set()
     for i, t in enumerate(v.timeline, 1):
         ev = next((r for r in map(v.evidence_row, t.evidence) if r), None)
@@ -153,10 +186,25 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
         known = next((where[x] for x in t.evidence if x in where), "")
         lane = lanes.of(ev.item.resource if ev else known or _resource_of(t.summary))
         tip = f"{t.timestamp} — {t.summary}" + (f" (×{t.count})" if t.count > 1 else "")
-        lane.marks.append(Mark(t.ts, kind, f"#ev-{ev.n}" if ev else f"#tl-{i}", tip))
+        href = f"#ev-{ev.n}" if ev else f"#tl-{i}"
         placed.update(t.evidence)
+        if kind == "restart" and not lane.key and restarts:  # the JobSet's restarts are drawn from the data below
+            restart_href = restart_href or href
+            continue
+        rec = next((records[x] for x in t.evidence if x in records), None)
+        many = _repeats(rec, t.ts)
+        for n, (ts, exact) in enumerate(many, 1):
+            what = tip if len(many) == 1 else f"{format_ns(ts)} — {n} of {len(many)}: {t.summary}" + (
+                "" if exact else " (time not kept by Kubernetes: between the first and the last)")
+            lane.marks.append(Mark(ts, kind, href, what, estimated=not exact))
+    for n, (ts, exact, rec) in enumerate(restarts, 1):
+        row = v.evidence_row(rec.id)
+        href = f"#ev-{row.n}" if row else restart_href or "#timeline-picture"
+        what = f"{format_ns(ts)} — restart {n} of {len(restarts)}: {excerpt_of(rec)}" + (
+            "" if exact else " (time not kept by Kubernetes: between the first and the last)")
+        lanes.of(f"JobSet/{d.workload.jobset or ''}").marks.append(Mark(ts, "restart", href, what, estimated=not exact))
     for r in v.evidence:
-        if r.item.id not in placed and r.ts:
+        if r.item.id not in placed and r.ts and r.item.id not in {rec.id for _, _, rec in restarts}:
             kind = "cause" if d.hypotheses and r.item.id in d.hypotheses[0].evidence else "symptom"
             tip = f"{r.item.timestamp} — {r.item.excerpt}"
             lanes.of(r.item.resource).marks.append(Mark(r.ts, kind, f"#ev-{r.n}", tip))
@@ -213,9 +261,10 @@ def _collapse_quiet(lanes: list[Lane]) -> list[Lane]:
 def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None, stalled: int | None = None,
             cause: str = "") -> Swimlane:
     lanes = _collapse_quiet(lanes)
-    for lane in lanes:  # head pods in the order they appear (restart attempts); a lane without marks last
+    for lane in lanes:  # head pods in the order they were created (restart attempts); a lane with no time last
         if lane.group == "head":
-            lane.order = (0, 0, min((m.ts for m in lane.marks if m.ts), default=1 << 62), lane.key)
+            first = lane.since or min((m.ts for m in lane.marks if m.ts), default=1 << 62)
+            lane.order = (0, 0, first, lane.key)
     lanes.sort(key=lambda lane: lane.order)
     stamps = [m.ts for lane in lanes for m in lane.marks if m.ts] + [t for t in (start, end) if t]
     t0, t1 = (min(stamps), max(stamps)) if stamps else (0, 1)  # the axis runs to the end of the data (or --at)

@@ -33,6 +33,14 @@ def logs_explorer_link(r: Record, project: str | None) -> str | None:
     return f"https://console.cloud.google.com/logs/query;{';'.join(parts)}?project={urlquote(project, safe='')}"
 
 
+def query_link(filter_: str, project: str | None) -> str | None:
+    """A Logs Explorer URL that runs a whole Logging filter (the console's own link form); None without a project."""
+    if not project:
+        return None
+    return (f"https://console.cloud.google.com/logs/query;query={urlquote(filter_, safe='')}"
+            f"?project={urlquote(project, safe='')}")
+
+
 def evidence_item(r: Record, project: str | None = None) -> Evidence:
     """The record as cited evidence: its id, time, source, resource, a redacted excerpt and its Logs Explorer link."""
     return Evidence(id=r.id, timestamp=r.time or None, source=cast(EvidenceSource, r.source), resource=r.resource, excerpt=excerpt(r.text),

@@ -20,9 +20,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..diagnosis import Diagnosis
+from .links import query_link
 from .view import Section, View, redacted_view
 
 WIDTH = 100  # columns when the output is not a terminal (a file, a pipe, a test)
+FILTER_MAX = 400  # a "Check next" filter longer than this is cut in the terminal (whole in JSON and the link)
 STATUS_STYLE = {"failed": "bold white on red", "crashing": "bold white on red", "stalled": "bold black on yellow",
                 "degraded": "bold black on yellow", "healthy": "bold white on green"}
 RISK_STYLE = {"read-only": "green", "low": "yellow", "high": "bold red"}
@@ -152,7 +154,13 @@ def _check_next(v: View, sec: Section) -> Parts:
     items = []
     for c in v.d.next_checks:
         body: list[RenderableType | Whole] = []
-        if c.filter:
+        if c.filter and len(c.filter) > FILTER_MAX:  # a filter of many lines: its start, and where the whole is
+            link = query_link(c.filter, v.d.workload.project)
+            whole = "in --format json (next_checks[].filter)" + (" and behind the Logs Explorer link below" if link else "")
+            body += [Text(f"Logging filter, {len(c.filter):,} characters (the whole of it is {whole}); it starts:",
+                          style="dim"),
+                     _t(c.filter[:FILTER_MAX].rstrip() + " …")] + ([_command(link)] if link else [])
+        elif c.filter:
             body += [Text("Logging filter (Logs Explorer, gcloud logging read, or query-logs --filter):", style="dim"),
                      _command(c.filter)]  # after the text above: _numbered puts commands under their item
         if c.command:

@@ -152,13 +152,17 @@ def _timeline(d: Diagnosis) -> list[TimelineRow]:
     return sorted(rows.values(), key=lambda r: r.ts)  # sorted() is stable: equal times keep their order
 
 
+def _entries(n: int) -> str:
+    return "entry" if n == 1 else "entries"
+
+
 def footer(d: Diagnosis, replay_files: int | None) -> str:
     b = d.budget
     skipped = f", {b.entries_skipped} skipped" if b.entries_skipped else ""
     if replay_files is not None or b.logging_requests == 0:
         files = f"{replay_files} exported file{'s' * (replay_files != 1)}" if replay_files is not None else "exported files"
-        return f"Replayed {files}: {b.entries_read} log entries read{skipped}, in {b.seconds:.2f} s."
-    return (f"Read {b.entries_read} log entries{skipped} with {b.logging_requests} Cloud Logging "
+        return f"Replayed {files}: {b.entries_read} log {_entries(b.entries_read)} read{skipped}, in {b.seconds:.2f} s."
+    return (f"Read {b.entries_read} log {_entries(b.entries_read)}{skipped} with {b.logging_requests} Cloud Logging "
             f"request{'s' * (b.logging_requests != 1)} in {b.seconds:.2f} s.")
 
 

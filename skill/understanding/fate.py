@@ -25,7 +25,7 @@ def _names_host(text: str, host: str) -> bool:
 def touched(model: Workload, pods: set[str], symptoms: Sequence[Signal], t0: int, t1: int) -> bool:
     """A pod of `pods` failed between t0 and t1: a container of it failed, restarted or was killed; or, with no Pod
     object read, its Job failed or a peer reported losing its host."""
-    near = [x for x in symptoms if t0 <= x.ts <= t1]
+    near = [x for x in symptoms if any(t0 <= t <= t1 for t in x.times)]  # an Event with a count: any occurrence
     if any(x.target in CONTAINER_FATE and x.record.pod in pods for x in near):
         return True
     if "Pod" in model.objects_seen:

@@ -48,6 +48,13 @@ class PodInfo:
     accelerator: str | None = None  # the TPU type its spec selects (cloud.google.com/gke-tpu-accelerator)
     attempt: str | None = None  # the JobSet restart attempt it belongs to (jobset.sigs.k8s.io/restart-attempt)
     containers: dict[str, ContainerInfo] = field(default_factory=dict)
+    created: int = 0  # metadata.creationTimestamp, when the Pod object was read
+    first_seen: int = 0  # its earliest record (a line, an event), when no Pod object says when it was created
+
+    @property
+    def since(self) -> int:
+        """When it came to be, as well as the data says: its creation, else its earliest record; 0 when unknown."""
+        return self.created or self.first_seen
 
     @property
     def restarts(self) -> int:
@@ -98,6 +105,7 @@ class Workload:
     # (pod, container) -> when that program's latest line was logged (what the engine read of its stream)
     stream_last: dict[tuple[str, str], int] = field(default_factory=dict)
     sources_seen: set[str] = field(default_factory=set)
+    symptoms: list[Signal] = field(default_factory=list)  # every symptom matched (the picture draws each restart)
     logs_seen: set[str] = field(default_factory=set)
     objects_seen: set[str] = field(default_factory=set)
 
@@ -174,6 +182,7 @@ class Workload:
         self.spot_roles[role] = self.spot_roles.get(role, False) or spot_placement(spec) is not None
         info.accelerator = (spec.get("nodeSelector") or {}).get(TPU_ACCELERATOR_LABEL) or info.accelerator
         info.attempt = (meta.get("labels") or {}).get(RESTART_ATTEMPT_LABEL) or info.attempt
+        info.created = parse_ts(meta.get("creationTimestamp")) or info.created
         images = {c.get("name"): c.get("image") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])}
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             c = info.containers.setdefault(cs.get("name"), ContainerInfo(cs.get("name")))
@@ -212,6 +221,9 @@ class Workload:
             self.first_ts = min(self.first_ts, rec.ts) if self.first_ts else rec.ts
         if rec.pod and (rec.source == "container" or rec.kind == "Pod"):
             info = self.pod(rec.pod)
+            first = rec.first_ts or rec.ts
+            if first and (not info.first_seen or first < info.first_seen):
+                info.first_seen = first
             if rec.node and not info.node:
                 info.node = rec.node
             if rec.source == "container":

@@ -11,7 +11,7 @@ from ..catalog import CLASSES, MILESTONES, SYMPTOMS
 from ..catalog.facts import FACT_LINES
 from ..catalog.types import Pattern, RuleContext, Symptom
 from ..reading.query import RE2_MAX_MEM
-from ..reading.records import Record
+from ..reading.records import Record, occurrences
 
 
 @dataclass(slots=True)
@@ -31,6 +31,11 @@ class Signal:
     @property
     def ts(self) -> int:
         return self.record.ts
+
+    @property
+    def times(self) -> list[int]:
+        """Every time known exactly that its record happened: an Event's first, last and logged repeats."""
+        return [t for t, known in occurrences(self.record) if known]
 
 
 def _prepare(regex: str) -> str:

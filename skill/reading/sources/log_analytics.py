@@ -17,6 +17,11 @@ Cost: before each query a dry run (QueryJobConfig(dry_run=True)) reports the byt
 the diagnosis stops with a one-line SourceError naming the query. The queries run, the bytes scanned and the dry
 runs' estimate are kept in `usage` and written as one line of data_gaps. A query BigQuery refuses (HTTP 400: a SQL
 error) is a data gap naming it; a missing dataset, a refused permission or missing credentials are SourceErrors.
+
+Failing fast: every call gets the diagnosis's Deadline (the API timeout and the client's retry series end with it),
+and only 429/500/502/503/504 and transient network errors are retried; an endpoint no connection could be made to
+(refused, unknown host, TLS, connect timeout) before it ever answered is one SourceError at once, as in
+cloud_logging.py, instead of google-cloud-bigquery's default ten-minute retry series.
 """
 
 from __future__ import annotations
@@ -32,12 +37,14 @@ from ..query import And, Node, Not, Or, parse
 from ..evaluate import compile_filter
 from ..records import parse_ts
 from ..sql import ALL_LOGS, Uncompilable, compile_sql
-from .base import LogQuery, SourceStats, google_client
+from .base import LogQuery, SourceStats, connection_failure, google_client
+from .cloud_logging import Deadline
 
 if TYPE_CHECKING:
     from sqlglot.expressions import Expression
 
 Progress = Callable[[str], None]
+DEFAULT_ENDPOINT = "https://bigquery.googleapis.com"
 _DATASET = re.compile(r"(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9](?::[a-z][-a-z0-9]*)?)\.(?P<dataset>[A-Za-z0-9_]{1,1024})")
 # _AllLogs column -> LogEntry field, in the order selected
 _FIELDS = {"insert_id": "insertId", "timestamp": "timestamp", "receive_timestamp": "receiveTimestamp",
@@ -130,7 +137,8 @@ class LogAnalyticsSource:
 
     def __init__(self, dataset: str, *, project: str | None = None, location: str | None = None,
                  endpoint: str | None = None, client=None, max_bytes: int | None = None,
-                 max_rows_per_query: int = 100_000, timeout_s: float = 120.0, progress: Progress | None = None):
+                 max_rows_per_query: int = 100_000, timeout_s: float = 120.0, progress: Progress | None = None,
+                 deadline: Deadline | None = None):
         data_project, name = parse_dataset(dataset)
         if max_bytes is not None and max_bytes < 0:
             raise InputError(f"--max-bytes {max_bytes}: must be 0 or more")
@@ -139,6 +147,9 @@ class LogAnalyticsSource:
         self.location = location
         self.client = client or make_bigquery_client(self.project, endpoint, location)
         self.max_bytes, self.max_rows, self.timeout_s = max_bytes, max_rows_per_query, timeout_s
+        self.endpoint = endpoint
+        self.deadline = deadline or Deadline(timeout_s)
+        self.answered = False  # an HTTP status came back: the endpoint is there, a later connection error is transient
         self.progress = progress or (lambda _m: None)
         self.stats = SourceStats()
         self.usage = Usage()
@@ -230,11 +241,14 @@ class LogAnalyticsSource:
     def _run(self, q: LogQuery, sql: str) -> list | None:
         """Dry run, the --max-bytes check, then the query's rows; None (and a gap) when BigQuery refuses the SQL."""
         from google.api_core import exceptions as gx
+        from google.auth import exceptions as auth_x
         from google.cloud import bigquery
 
         try:
             dry = self.client.query(sql, job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False),
-                                    location=self.location, timeout=self.timeout_s)
+                                    location=self.location, timeout=self._timeout(), retry=self._retry(),
+                                    job_retry=None)
+            self.answered = True
             estimate = int(dry.total_bytes_processed or 0)
             self.usage.dry_runs += 1
             self.usage.bytes_estimated += estimate
@@ -245,8 +259,9 @@ class LogAnalyticsSource:
                 raise SourceError(f"Log Analytics query {q.name!r} would scan {estimate:,} bytes of {self.table}, "
                                   f"above --max-bytes {self.max_bytes:,}: narrow the window (--start/--end) or "
                                   "raise the limit")
-            rows = self.client.query_and_wait(sql, location=self.location, wait_timeout=self.timeout_s,
-                                              api_timeout=self.timeout_s)
+            rows = self.client.query_and_wait(sql, location=self.location, wait_timeout=self._left(),
+                                              api_timeout=self._timeout(), retry=self._retry(),
+                                              job_retry=self._retry())
             out = list(rows)
             self.usage.queries += 1
             self.stats.logging_requests += 1
@@ -266,6 +281,69 @@ class LogAnalyticsSource:
         except gx.Unauthorized as err:
             raise SourceError("BigQuery rejected the credentials (HTTP 401): run "
                               "`gcloud auth application-default login`") from err
+        except (auth_x.RefreshError, auth_x.DefaultCredentialsError, auth_x.TransportError) as err:
+            raise SourceError("Google Cloud credentials could not be used for BigQuery (" + _short(str(err), 120)
+                              + "): run `gcloud auth application-default login`") from err
+        except Exception as err:  # noqa: BLE001 - _failure re-raises all but a connection or a deadline failure
+            raise self._failure(err, q) from err
+
+    def _left(self) -> float:
+        return max(0.5, self.deadline.remaining())
+
+    def _timeout(self) -> float:
+        """One HTTP request's timeout: the per-request limit, within what is left of the deadline."""
+        return min(self.timeout_s, self._left())
+
+    def _retry(self):
+        """google-cloud-bigquery's retry for one call: transient failures only, ending with the deadline."""
+        from google.api_core.retry import Retry
+
+        return Retry(predicate=self._transient, initial=1.0, maximum=8.0, timeout=self._left())
+
+    def _transient(self, err: BaseException) -> bool:
+        """Worth another attempt: 429/500/502/503/504, or a network error once the endpoint has answered."""
+        from google.api_core import exceptions as gx
+        import requests
+
+        if isinstance(err, (gx.TooManyRequests, gx.InternalServerError, gx.BadGateway, gx.ServiceUnavailable,
+                            gx.GatewayTimeout)):
+            self.answered = True
+            return True
+        if isinstance(err, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
+            return self.answered or connection_failure(err) is None
+        return False
+
+    def _failure(self, err: Exception, q: LogQuery) -> Exception:
+        """A SourceError for an endpoint that cannot be reached or a deadline that passed; else `err` itself."""
+        from google.api_core import exceptions as gx
+        import requests
+
+        why = connection_failure(err)
+        if why and not self.answered:
+            return SourceError(self._unreachable(why))
+        if isinstance(err, (gx.RetryError, requests.exceptions.ConnectionError, requests.exceptions.Timeout,
+                            gx.ServerError, gx.TooManyRequests, gx.DeadlineExceeded, TimeoutError)) \
+                or self.deadline.expired():
+            cause = getattr(err, "cause", None) or err
+            last = _short(f"{type(cause).__name__}: {cause}", 120)
+            return SourceError(f"Log Analytics query {q.name!r} on {self.table} did not finish within the "
+                               f"{self.deadline.seconds:g} s --deadline ({last}): retry later, raise --deadline or "
+                               "narrow the window")
+        return err
+
+    def _unreachable(self, why: str) -> str:
+        """One line for an endpoint no connection could be made to, with what to check for that kind of failure."""
+        flag = "--bigquery-endpoint (or PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT)"
+        given = self.endpoint is not None
+        fix = {
+            "connection refused": f"nothing listens there: check {flag}, or leave it unset for the real API"
+                                  if given else "check the network and proxy (HTTPS_PROXY) settings",
+            "unknown host": f"the host name does not resolve: check {flag} and DNS" if given
+                            else "the host name does not resolve: check DNS and the proxy (HTTPS_PROXY) settings",
+            "TLS handshake failed": "check the scheme (http:// for a plain-HTTP emulator) and the CA bundle "
+                                    "(REQUESTS_CA_BUNDLE)",
+        }.get(why, "check the network path and proxy (HTTPS_PROXY) settings" + (f", and {flag}" if given else ""))
+        return f"cannot reach BigQuery at {self.endpoint or DEFAULT_ENDPOINT} ({why}): {fix}"
 
     def _account(self) -> None:
         """The one data_gaps line that says what the BigQuery side did (replaced as the reads go on)."""
