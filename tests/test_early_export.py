@@ -11,7 +11,7 @@ from evals import early
 from evals.agents import RulesAgent
 from evals.harness import load_cases
 from evals.transforms import load
-from skill.cli import main
+from pathways_workload.cli import main
 
 from conftest import FIXTURES
 

@@ -50,7 +50,8 @@ def _restarts_in_the_data(case: Path) -> int:
         counted = len({(e["jsonPayload"].get("lastTimestamp"), e["jsonPayload"].get("message")) for e in logs
                        if isinstance(e.get("jsonPayload"), dict)
                        and str(e["jsonPayload"].get("reason", "")).startswith("RestartJobSet")})
-    status = json.loads((case / "jobset.json").read_text()).get("status", {}).get("restarts")
+    jobset = case / "jobset.json"  # an export made when the alert fired may hold no JobSet object
+    status = json.loads(jobset.read_text()).get("status", {}).get("restarts") if jobset.exists() else None
     assert status is None or status == counted, (case.name, status, counted)
     return counted
 
