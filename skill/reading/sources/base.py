@@ -27,6 +27,8 @@ class LogQuery:
     filter: str
     order: str = "asc"  # "asc" or "desc", as Cloud Logging's orderBy "timestamp asc|desc"
     limit: int | None = None
+    # a template announced to a source ahead (Source.expect): the limit holds per route (logName, resource, labels)
+    per_route: bool = False
 
 
 @dataclass

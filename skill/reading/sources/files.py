@@ -119,7 +119,8 @@ def iter_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
         raise NotFast("not a gcloud array or JSON Lines")
 
 
-def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object, bytes]]:
+def _array_bounds(path: Path, size: int, head: bytes, i: int) -> tuple[int, int]:
+    """(start of the first element, end of the last) of a gcloud-format array; (-1, -1) for an empty array."""
     at, tail = _tail(path, size)
     close = tail.rfind(b"]")
     if close == -1 or tail[close + 1:].strip():
@@ -127,14 +128,20 @@ def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[i
     first = head.find(b"{", i)
     if first == -1:
         if head[i + 1:].strip() == b"]" or (size <= len(head) and not head[i + 1:].strip(b" \t\r\n]")):
-            return  # an empty array
+            return -1, -1  # an empty array
         raise NotFast("not an array of objects")
     if head[i + 1:first].strip():
         raise NotFast("not an array of objects")
     last = tail.rfind(b"\n  }", 0, close)
     if last == -1 or tail[last + 4:close].strip():
         raise NotFast("not gcloud's layout")
-    last += at + 4  # absolute end of the last element
+    return first, last + at + 4  # absolute end of the last element
+
+
+def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object, bytes]]:
+    first, last = _array_bounds(path, size, head, i)
+    if first < 0:
+        return
     loads = orjson.loads
     with open(path, "rb") as f:
         buf, base, pos = f.read(BLOCK), 0, first
@@ -158,6 +165,49 @@ def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[i
             if stop == last:
                 return
             pos = stop + 4  # past ",\n  " to the next "{"
+
+
+SEP_RX = re.compile(re.escape(ELEMENT_SEP))
+_SEP_AT = re.Match.start
+
+
+def iter_blocks(path: Path) -> Iterator[tuple[int, bytes, list[int], list[int]]]:
+    """(offset, block, starts, ends) for a gcloud-format array: blocks of whole elements, block[starts[i]:ends[i]]
+    the i-th, split exactly where iter_spans splits them (on gcloud's indentation). NotFast as iter_spans for a file
+    of another layout; whether each element is JSON is the caller's to check."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    stripped = head.lstrip(b" \t\r\n")
+    if not stripped or stripped[:1] != b"[" or path.suffix.lower() in (".jsonl", ".ndjson"):
+        raise NotFast("not a gcloud array")
+    first, last = _array_bounds(path, size, head, len(head) - len(stripped))
+    if first < 0:
+        return  # an empty array
+    with open(path, "rb") as f:
+        f.seek(first)
+        base, buf = first, f.read(min(BLOCK, last - first))
+        while True:
+            if base + len(buf) >= last:
+                block, rest = buf[:last - base], b""
+            else:
+                cut = buf.rfind(ELEMENT_SEP)
+                if cut == -1:  # one element longer than a block
+                    more = f.read(min(BLOCK, last - base - len(buf)))
+                    if not more:
+                        raise NotFast("file changed while read")
+                    buf += more
+                    continue
+                block, rest = buf[:cut + 4], buf[cut + 8:]
+            seps = list(map(_SEP_AT, SEP_RX.finditer(block)))
+            yield base, block, [0, *(s + 8 for s in seps)], [*(s + 4 for s in seps), len(block)]
+            if not rest and base + len(block) >= last:
+                return
+            base += len(block) + 4
+            more = f.read(min(BLOCK, last - base - len(rest)))
+            if not more and base + len(rest) < last:
+                raise NotFast("file changed while read")
+            buf = rest + more
 
 
 def _line_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import heapq
-from array import array
+import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import cast
-from itertools import chain, islice
+from itertools import chain, compress, count, islice, repeat
+from operator import add, and_, not_, or_
 from pathlib import Path
 
 from ...errors import InputError
+import msgspec
 import orjson
 
 from ..objects import usable_objects
 from ..evaluate import compile_filter
 from .inventory import Inventory, is_k8s_object, is_log_entry, tally
-from .index import FileIndex, LineCounter, text_at as _text_at
+from .heads import UNSET, ascii_or_utf8, decode_head, get_ts, route_keys, spooled, usual, utc_times, verbatim_text
+from .index import FileIndex, LineCounter
 from .plan import compile_route_filter, route_plan, text_gate
 from .spool import bulk_patterns
 from ..records import parse_ts, parse_utc
 from .base import LogQuery, SourceStats
-from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
+from .files import FileReport, NotFast, SpanReader, iter_blocks, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
 SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
@@ -48,8 +51,8 @@ class ReplaySource:
         self._counted: set[Path] = set()
         self._indexed = False
         self._index: dict[Path, FileIndex] = {}
-        self._routes: dict[bytes, int] = {}
         self._skeletons: list[dict] = []
+        self._routes = Routes(self._skeletons)
         self._scan()
 
     def _scan(self) -> None:
@@ -206,57 +209,92 @@ class ReplaySource:
         self._finish(idx.report)
 
     def _build_index(self, path: Path) -> FileIndex | None:
+        """The file's index: a gcloud array block by block (routing fields typed, no dict per entry), JSON Lines line
+        by line; None when the reference reader must take the file (a value orjson rejects, another layout)."""
         report = FileReport(path)
         idx = FileIndex(report)
-        routes, skeletons = self._routes, self._skeletons
-        dumps = orjson.dumps
-        lines = LineCounter(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
-        add_ts, add_start, add_end, add_route, add_utc, add_text = (
-            idx.ts.append, idx.start.append, idx.end.append, idx.route.append, idx.utc.append, idx.text.append)
-        by_route, spool_n, spool_t = idx.by_route, [], []
         try:
-            for a, b, doc, raw in iter_spans(path):
-                if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
-                    self._usable(doc, path, report, lines, a)
-                    continue
-                t, iid = doc.get("timestamp"), doc.get("insertId")
-                # the usual entry decided inline; anything else goes through _usable, which says what is wrong
-                usual = type(iid) is str and iid and "kind" not in doc
-                ts = parse_utc(t) if usual and type(t) is str else 0
-                utc = ts != 0
-                if not utc and not (ts := parse_ts(t) if usual else 0):
-                    if not (ts := self._usable(doc, path, report, lines, a)):
-                        continue
-                skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
-                key = dumps(skel)
-                rid = routes.get(key)
-                if rid is None:
-                    rid = routes[key] = len(skeletons)
-                    skeletons.append(skel)
-                n = len(idx.ts)
-                add_ts(ts)
-                add_start(a)
-                add_end(b)
-                add_route(rid)
-                add_utc(utc)
-                add_text(t := _text_at(doc, raw))
-                if (ords := by_route.get(rid)) is None:
-                    ords = by_route[rid] = (array("q"), array("q"))
-                ords[0].append(n)
-                if utc and t >= 0:
-                    spool_n.append(n)
-                    spool_t.append(raw[t >> 32:t & 0xFFFFFFFF])
-                    if len(spool_n) == SPOOL_BATCH:
-                        idx.spool.extend(spool_n, spool_t)
-                        spool_n, spool_t = [], []
-                else:
-                    ords[1].append(n)
+            if path.suffix.lower() in (".jsonl", ".ndjson"):
+                lines = LineCounter(path)
+                for a, b, doc, raw in iter_spans(path):
+                    self._take_doc(idx, a, b, doc, raw, path, report, lines)
+            else:
+                for base, block, starts, ends in iter_blocks(path):
+                    self._take_block(idx, base, block, starts, ends, path, report)
         except NotFast:
             idx.spool.close()
             return None
-        idx.spool.extend(spool_n, spool_t)
         idx.finish()
         return idx
+
+    def _take_block(self, idx: FileIndex, base: int, block: bytes, starts: list[int], ends: list[int], path: Path,
+                    report: FileReport) -> None:
+        """Index a block of whole elements at once; a block with anything unusual goes element by element."""
+        view = memoryview(block)
+        pieces = list(map(view.__getitem__, map(slice, starts, ends)))
+        try:
+            heads = list(map(decode_head, pieces))
+        except msgspec.DecodeError:
+            heads = None
+        times = (utc_times(list(map(get_ts, heads))) if heads is not None and usual(heads) and ascii_or_utf8(block)
+                 else None)
+        if times is None:
+            loads = orjson.loads
+            for a, b, piece in zip(starts, ends, pieces):
+                raw = bytes(piece)
+                try:
+                    doc = loads(raw)
+                except orjson.JSONDecodeError:
+                    raise NotFast("element") from None
+                if type(doc) is not dict:
+                    raise NotFast("element")
+                self._take_doc(idx, base + a, base + b, doc, raw, path, report, None)
+            return
+        heads = cast(list, heads)
+        n = len(idx.ts)
+        idx.ts.extend(times)
+        idx.start.extend(map(add, starts, repeat(base)))
+        idx.end.extend(map(add, ends, repeat(base)))
+        idx.route.extend(map(self._routes.__getitem__, route_keys(heads)))
+        idx.utc.extend(repeat(1, len(heads)))
+        spool = idx.inspool
+        spool.extend(repeat(0, len(heads)))
+        at, texts = spooled(heads)
+        ordinals = list(map(add, at, repeat(n)))
+        for o in ordinals:
+            spool[o] = 1
+        idx.add_texts(ordinals, texts)
+
+    def _take_doc(self, idx: FileIndex, a: int, b: int, doc: object, raw: bytes, path: Path, report: FileReport,
+                  lines: LineCounter | None) -> None:
+        """Index one element decoded whole (JSON Lines, or an element the typed decoder does not vouch for)."""
+        if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
+            self._usable(doc, path, report, lines, a)
+            return
+        t, iid = doc.get("timestamp"), doc.get("insertId")
+        # the usual entry decided inline; anything else goes through _usable, which says what is wrong
+        usual_ = type(iid) is str and iid and "kind" not in doc
+        ts = parse_utc(t) if usual_ and type(t) is str else 0
+        utc = ts != 0
+        if not utc and not (ts := parse_ts(t) if usual_ else 0):
+            if not (ts := self._usable(doc, path, report, lines, a)):
+                return
+        skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
+        key = ("doc", orjson.dumps(skel))
+        rid = self._routes.get(key)
+        if rid is None:
+            rid = self._routes[key] = len(self._skeletons)
+            self._skeletons.append(skel)
+        text = (verbatim_text(raw) if utc and type(doc.get("textPayload")) is str and "jsonPayload" not in doc
+                and "protoPayload" not in doc else None)
+        if text is not None:
+            idx.add_text(len(idx.ts), text)
+        idx.ts.append(ts)
+        idx.start.append(a)
+        idx.end.append(b)
+        idx.route.append(rid)
+        idx.utc.append(utc)
+        idx.inspool.append(text is not None)
 
     def inventory(self) -> Inventory:
         """The workload's names and the span of the data, from the routing fields of every entry."""
@@ -279,15 +317,28 @@ class ReplaySource:
         routing fields (logName, resource, labels, severity) already make the filter false (query.may_match).
         """
         self._ensure_index()
-        preds = [(q, compile_filter(q.filter)) for q in queries]
         possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
         plans = [self._plan(skel, queries, possible) for skel in self._skeletons]
+        capped = [i for i, q in enumerate(queries) if q.limit]
+        if capped and all(path in self._index for path in self._log_files):
+            # every file indexed: a capped query is answered apart, its candidates tested newest (or oldest) first
+            # until it has its N, so the launch reports and the kubelet chatter are not all visited
+            rest = [tuple((i, p) for i, p in plan if not queries[i].limit) for plan in plans]
+            yield from self._read(queries, rest)
+            for i in capped:
+                yield from self._capped(queries[i], [next((p for j, p in plan if j == i), None) for plan in plans])
+            return
+        yield from self._read(queries, plans)
+
+    def _read(self, queries: Sequence[LogQuery], plans: list) -> Iterator[tuple[LogQuery, dict]]:
+        """One pass over the logs evaluating every query of `plans` (per route: the queries it may match)."""
+        preds = [(q, compile_filter(q.filter)) for q in queries]
         gates = [text_gate([p for _i, p in plan]) for plan in plans]
         bulk = [bulk_patterns([p.pattern for _i, p in plan]) if plan else None for plan in plans]
         heaps: dict[int, list] = {i: [] for i, (q, _) in enumerate(preds) if q.limit}
         seq = 0
         exact = tuple((i, p) for i, (_q, p) in enumerate(preds))
-        loads = orjson.loads
+        loads = load_entry
         for path in self._log_files:
             idx = self._index.get(path)
             if idx is None:
@@ -323,6 +374,70 @@ class ReplaySource:
             for _, _, kept in sorted(heap, reverse=True):
                 yield q, kept if type(kept) is dict else loads(kept)
 
+    def _capped(self, q: LogQuery, plan: list) -> Iterator[tuple[LogQuery, dict]]:
+        """The first q.limit entries of q in its order (ties: the later in the files first, as the heap of _read
+        keeps them), testing candidates in that order and stopping at the limit. plan[route]: q's TimedResidual
+        there, or None. A candidate is every entry of a route q may match, but of a route where q's test is a regex
+        on the text the spool can search, only the spool's matches (and the entries not in the spool)."""
+        assert q.limit
+        bulk = [bulk_patterns([p.pattern]) if p is not None else None for p in plan]
+        cands: list[tuple[int, int]] = []  # (file number, entry number), in reading order
+        found: dict[int, dict[str, set[int]]] = {}
+        for f, path in enumerate(self._log_files):
+            idx = self._index[path]
+            every = bytes(1 if p is not None and b is None else 0 for p, b in zip(plan, bulk))
+            loose = bytes(1 if b is not None else 0 for b in bulk)
+            picked = set(compress(count(), map(or_, map(every.__getitem__, idx.route),
+                                               map(and_, map(loose.__getitem__, idx.route), map(not_, idx.inspool)))))
+            seen = found[f] = {}
+            for pattern in {b[0] for b in bulk if b is not None}:
+                rids = {r for r, b in enumerate(bulk) if b is not None and b[0] == pattern}
+                route = idx.route
+                seen[pattern] = {o for o in idx.spool.candidates(pattern) if route[o] in rids}
+                picked.update(seen[pattern])
+            cands += zip(repeat(f), sorted(picked))
+        stamps = [self._index[path].ts for path in self._log_files]
+        cands.reverse()  # later first among equal times, after the stable sort
+        cands.sort(key=lambda c: stamps[c[0]][c[1]], reverse=q.order == "desc")
+        files = [open(path, "rb") for path in self._log_files]
+        try:
+            n = 0
+            for f, o in cands:
+                idx = self._index[self._log_files[f]]
+                entry = self._test_one(plan[idx.route[o]], idx, o, files[f], bulk[idx.route[o]] is not None, found[f])
+                if entry is not None:
+                    yield q, entry
+                    n += 1
+                    if n == q.limit:
+                        return
+        finally:
+            for fh in files:
+                fh.close()
+
+    @staticmethod
+    def _test_one(p, idx: FileIndex, o: int, fh, searched: bool, found: dict) -> dict | None:
+        """Entry o if its query holds on it (p: the query's plan on o's route; decided as _planned and _read decide
+        it), else None."""
+        ts = idx.ts[o]
+        fh.seek(idx.start[o])
+        raw = fh.read(idx.end[o] - idx.start[o])
+        if not idx.utc[o]:
+            test = p.full
+        elif not p.lo <= ts <= p.hi:
+            return None
+        elif not idx.inspool[o] or p.text is None:
+            test = p.rest
+        elif p.text is False or (searched and o not in found[p.pattern]):
+            return None
+        elif p.text is True or p.text(cast(bytes, verbatim_text(raw))):
+            return load_entry(raw)
+        else:
+            return None
+        if test is True:
+            return load_entry(raw)
+        entry = load_entry(raw)
+        return entry if test(entry) else None
+
 
     @staticmethod
     def _plan(skel: dict, queries: Sequence[LogQuery], possible: list) -> tuple:
@@ -344,24 +459,24 @@ class ReplaySource:
         regex, their OR (gates[route]) rules most entries out at once.
         """
         reader = SpanReader(path)
-        ts_, start, end, route, utc_, text_ = idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.text
+        ts_, start, end, route, utc_, inspool = idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.inspool
         visits, found = idx.visits(plans, bulk)
         try:
             for o in visits:
-                ts, a, b, r, t = ts_[o], start[o], end[o], route[o], text_[o]
+                ts, a, b, r = ts_[o], start[o], end[o], route[o]
                 plan = plans[r]
                 if not utc_[o]:
                     yield ts, reader.get(a, b), [(i, p.full) for i, p in plan]
                     continue
-                if t < 0:
+                if not inspool[o]:
                     todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
                     if todo:
                         yield ts, reader.get(a, b), todo
                     continue
-                (buf, at), text, todo = reader.view(a, b), None, []
+                raw, text, todo = reader.get(a, b), None, []
                 searched = bulk[r] is not None  # then o is in found[p.pattern] wherever p's test may hold
                 if not searched and (gate := gates[r]) is not None:
-                    text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
+                    text = cast(bytes, verbatim_text(raw))
                     if not gate(text):
                         continue
                 for i, p in plan:
@@ -373,16 +488,47 @@ class ReplaySource:
                         todo.append((i, True))
                     elif not searched or o in found[p.pattern]:
                         if text is None:
-                            text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
+                            text = cast(bytes, verbatim_text(raw))
                         if test(text):
                             todo.append((i, True))
                 if todo:
-                    yield ts, buf[at:at + b - a], todo
+                    yield ts, raw, todo
         finally:
             reader.close()
 
 
-SPOOL_BATCH = 1 << 16  # verbatim texts handed to the spool at a time
+class Routes(dict):
+    """Route key -> route number; a new key's skeleton (its routing fields as orjson decodes them) is made once."""
+
+    def __init__(self, skeletons: list[dict]):
+        super().__init__()
+        self.skeletons = skeletons
+
+    def __missing__(self, key: tuple) -> int:
+        log, severity, resource, labels = key
+        skel: dict = {}
+        if log is not UNSET:
+            skel["logName"] = log
+        if resource:
+            skel["resource"] = load_entry(resource)
+        if labels:
+            skel["labels"] = load_entry(labels)
+        if severity is not UNSET:
+            skel["severity"] = severity
+        rid = self[key] = len(self.skeletons)
+        self.skeletons.append(skel)
+        return rid
+
+
+def load_entry(raw: bytes):
+    """An indexed element's value: orjson's, or the standard library's where orjson refuses a number beyond a double's
+    range that the typed decoder skipped (what the reference reader would have given it)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
 
 
