@@ -15,6 +15,7 @@ visited, which is what the reference reader would have given it).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from itertools import compress, repeat
@@ -22,6 +23,7 @@ from operator import add, and_, attrgetter, is_, itemgetter, not_
 from typing import Any
 
 import msgspec
+import orjson
 from msgspec import Raw
 
 from ..records import _second_ns
@@ -133,3 +135,35 @@ def ascii_or_utf8(block: bytes | memoryview) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+class Routes(dict):
+    """Route key -> route number; a new key's skeleton (its routing fields as orjson decodes them) is made once."""
+
+    def __init__(self, skeletons: list[dict]):
+        super().__init__()
+        self.skeletons = skeletons
+
+    def __missing__(self, key: tuple) -> int:
+        log, severity, resource, labels = key
+        skel: dict = {}
+        if log is not UNSET:
+            skel["logName"] = log
+        if resource:
+            skel["resource"] = load_entry(resource)
+        if labels:
+            skel["labels"] = load_entry(labels)
+        if severity is not UNSET:
+            skel["severity"] = severity
+        rid = self[key] = len(self.skeletons)
+        self.skeletons.append(skel)
+        return rid
+
+
+def load_entry(raw: bytes):
+    """An indexed element's value: orjson's, or the standard library's where orjson refuses a number beyond a double's
+    range that the typed decoder skipped (what the reference reader would have given it)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)

@@ -25,17 +25,16 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ...errors import InputError, SourceError
-from ..query import And, Compare, Node, Not, Or, parse, parse_cached
-from .plan import _fields, _timestamp_bound
+from ..query import parse, parse_cached
+from .plan import _fields
+from .scan import ROUTING, conjuncts, loosen, ordered, scan_sql, time_terms, way
 from ..evaluate import compile_filter
 from ..records import parse_ts
 from ..sql import ALL_LOGS, Uncompilable, compile_sql
 from .base import LogQuery, SourceStats, google_client
-
-from sqlglot import exp
 
 if TYPE_CHECKING:
     from sqlglot.expressions import Expression
@@ -81,28 +80,6 @@ def make_bigquery_client(project: str, endpoint: str | None = None, location: st
                           "(see README, 'Log Analytics')") from err
     options = {"api_endpoint": endpoint.rstrip("/")} if endpoint else None
     return google_client(bigquery.Client, endpoint, project=project, client_options=options, location=location)
-
-
-def loosen(node: Node) -> Node | None:
-    """A filter matching at least what node matches, built only from parts with an exact SQL form; None: none is."""
-    match node:
-        case And(items):
-            kept = [k for k in (loosen(i) for i in items) if k is not None]
-            return And(tuple(kept)) if kept else None
-        case Or(items):
-            loose = [loosen(i) for i in items]
-            return None if any(k is None for k in loose) else Or(tuple(cast(list[Node], loose)))
-        case Not(item):
-            return node if _exact(item) else None
-    return node if _exact(node) else None
-
-
-def _exact(node: Node) -> bool:
-    try:
-        compile_sql(node, ALL_LOGS)
-        return True
-    except Uncompilable:
-        return False
 
 
 def _ts(value) -> str | None:
@@ -194,12 +171,12 @@ class LogAnalyticsSource:
 
     def _cached(self, q: LogQuery) -> list[dict] | None:
         """q's entries from a fetched template that contains it, or None."""
-        items = set(_conjuncts(parse_cached(q.filter)))
+        items = set(conjuncts(parse_cached(q.filter)))
         for t, rows in self._fetched:
             if rows is None:
                 continue
-            extra = items - set(_conjuncts(parse_cached(t.filter)))
-            if not items >= set(_conjuncts(parse_cached(t.filter))):
+            extra = items - set(conjuncts(parse_cached(t.filter)))
+            if not items >= set(conjuncts(parse_cached(t.filter))):
                 continue
             if t.per_route and not (q.limit and t.limit and q.limit <= t.limit and q.order == t.order and
                                     all((f := _fields(x)) is not None and f <= ROUTING for x in extra)):
@@ -207,7 +184,7 @@ class LogAnalyticsSource:
             test = compile_filter(q.filter)
             keep = [r for r in rows if test(to_entry(r))]
             self.usage.answered_here += 1
-            return self._cut(q, _ordered(keep, q.order))
+            return self._cut(q, ordered(keep, q.order))
         return None
 
     def _cut(self, q: LogQuery, rows: list) -> list[dict]:
@@ -225,9 +202,9 @@ class LogAnalyticsSource:
         templates = [t for t in self._expected if t not in [f for f, _ in self._fetched]]
         tagged = [*queries, *templates]
         conds, exact = zip(*(self._condition(q) for q in tagged))
-        limits = [q.limit if ok and q.limit and not q.per_route else (q.limit if q.per_route else self.max_rows + 1)
-                  for q, ok in zip(tagged, exact)]
-        sql = self.scan_sql(tagged, conds, limits)
+        # a query's own LIMIT where exact; a template per route: its limit; else the per-query cap (+1: was it hit?)
+        limits = [q.limit if q.limit and (ok or q.per_route) else self.max_rows + 1 for q, ok in zip(tagged, exact)]
+        sql = scan_sql(self.table, list(_FIELDS), tagged, conds, limits)
         name = queries[0].name + (f" and {len(tagged) - 1} more" if len(tagged) > 1 else "")
         rows = self._run(LogQuery(name, ""), sql)
         if rows is None:  # refused: each query is read with a job of its own, as before the scans were combined
@@ -260,7 +237,7 @@ class LogAnalyticsSource:
                 continue
             if len(mine) > self.max_rows and not (exact[k] and q.limit):
                 keep = keep[:self.max_rows + 1]
-            out[q] = self._cut(q, _ordered(keep, q.order))
+            out[q] = self._cut(q, ordered(keep, q.order))
         return out
 
     def _condition(self, q: LogQuery) -> tuple[str, bool]:
@@ -276,28 +253,11 @@ class LogAnalyticsSource:
             self._where[q.filter] = ("TRUE" if pred is None else pred.sql(dialect="bigquery")), exact
         return self._where[q.filter]
 
-    def scan_sql(self, tagged: Sequence[LogQuery], conds: Sequence[str], limits: Sequence[int]) -> str:
-        """The one SELECT that tags each row of the window with the queries it may match (m<k>: within query k's
-        LIMIT as its own ORDER BY ranks it; u<k>: SQL could not decide the row)."""
-        cols = ", ".join(_FIELDS)
-        preds = ", ".join(f"({c}) AS p{k}" for k, c in enumerate(conds))
-        ranks = ", ".join(
-            f"ROW_NUMBER() OVER (PARTITION BY p{k} IS NOT FALSE"
-            + (", log_name, TO_JSON_STRING(resource), TO_JSON_STRING(labels)" if q.per_route else "")
-            + f" ORDER BY timestamp {_way(q)}, insert_id {_way(q)}) AS r{k}" for k, q in enumerate(tagged))
-        tags = ", ".join(f"(p{k} IS NOT FALSE AND r{k} <= {n}) AS m{k}, p{k} IS NULL AS u{k}"
-                         for k, n in enumerate(limits))
-        keep = " OR ".join(f"(p{k} IS NOT FALSE AND r{k} <= {n})" for k, n in enumerate(limits))
-        where = _window_sql([parse_cached(q.filter) for q in tagged])
-        pcols = ", ".join(f"p{k}" for k in range(len(tagged)))
-        return (f"SELECT {cols}, {tags} FROM (SELECT {cols}, {pcols}, {ranks} FROM "
-                f"(SELECT {cols}, {preds} FROM `{self.table}`{where})) WHERE {keep}")
-
     def one_scan_bytes(self, start_ns: int, end_ns: int) -> int:
         """What one scan of the window's LogEntry columns would process (a dry run): the yardstick for a diagnosis."""
         from google.cloud import bigquery
 
-        t = _time_terms(start_ns, end_ns)
+        t = time_terms(start_ns, end_ns)
         sql = f"SELECT {', '.join(_FIELDS)} FROM `{self.table}` WHERE {t}"
         dry = self.client.query(sql, job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False),
                                 location=self.location, timeout=self.timeout_s)
@@ -308,10 +268,10 @@ class LogAnalyticsSource:
     def sql(self, q: LogQuery, limit: int | None) -> tuple[str, bool]:
         """The BigQuery SQL for q (LIMIT `limit`), and whether its WHERE is q's filter exactly (not loosened)."""
         cond, exact = self._condition(q)
-        way = _way(q)
+        order = way(q)
         cols = ", ".join(_FIELDS)
         return (f"SELECT {cols}, p IS NULL AS unsure FROM (SELECT {cols}, ({cond}) AS p FROM `{self.table}`) "
-                f"WHERE p IS NOT FALSE ORDER BY timestamp {way}, insert_id {way}"
+                f"WHERE p IS NOT FALSE ORDER BY timestamp {order}, insert_id {order}"
                 + (f" LIMIT {limit}" if limit else "")), exact
 
     def _read_one(self, q: LogQuery) -> Iterator[tuple[LogQuery, dict]]:
@@ -420,64 +380,6 @@ class LogAnalyticsSource:
         else:
             self.stats.gaps.append(line)
         self._summary = line
-
-
-ROUTING = frozenset({"logName", "resource", "labels"})  # what a per-route template's partition holds
-
-
-def _way(q: LogQuery) -> str:
-    return "DESC" if q.order == "desc" else "ASC"
-
-
-def _conjuncts(node: Node) -> tuple[Node, ...]:
-    return node.items if isinstance(node, And) else (node,)
-
-
-def _ordered(rows: list, order: str) -> list:
-    """Rows in a query's order: timestamp, then insert_id (NULL first ascending, last descending, as BigQuery)."""
-    return sorted(rows, key=lambda r: (r.get("timestamp") or _EPOCH, r.get("insert_id") or ""),
-                  reverse=order == "desc")
-
-
-_EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
-
-
-def _hull(node: Node) -> tuple[int, int] | None:
-    """[lo, hi] ns holding the timestamp of every entry node can match, or None (no bound)."""
-    match node:
-        case And(items):
-            spans = [h for h in map(_hull, items) if h is not None]
-            if not spans:
-                return None
-            return max(s[0] for s in spans), min(s[1] for s in spans)
-        case Or(items):
-            spans = [_hull(i) for i in items]
-            if not spans or any(h is None for h in spans):
-                return None
-            return min(s[0] for s in spans if s), max(s[1] for s in spans if s)
-        case Compare(path=("timestamp",), op=op) if (ns := _timestamp_bound(node)) is not None:
-            return {">=": (ns, MAX_NS), ">": (ns + 1, MAX_NS), "<=": (0, ns), "<": (0, ns - 1)}[op]
-    return None
-
-
-MAX_NS = 253402300799 * 10**9
-
-
-def _window_sql(nodes: Sequence[Node]) -> str:
-    """' WHERE <timestamp range>' holding every entry any of the filters can match (so BigQuery can prune the
-    table's partitions), or '' when one of them has no time bound."""
-    spans = [_hull(n) for n in nodes]
-    if not spans or any(s is None for s in spans):
-        return ""
-    lo, hi = min(s[0] for s in spans if s), max(s[1] for s in spans if s)
-    return " WHERE " + _time_terms(lo, hi)
-
-
-def _time_terms(lo: int, hi: int) -> str:
-    col = exp.column("timestamp")
-    terms = [ALL_LOGS.instant(col, ">=", lo)] if lo > 0 else []
-    terms += [ALL_LOGS.instant(col, "<=", hi)] if hi < MAX_NS else []
-    return " AND ".join(t.sql(dialect="bigquery") for t in terms) or "TRUE"
 
 
 def _short(text: str, n: int) -> str:

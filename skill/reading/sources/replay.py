@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import heapq
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import cast
-from itertools import chain, compress, count, islice, repeat
-from operator import add, and_, not_, or_
+from itertools import chain, islice, repeat
+from operator import add
 from pathlib import Path
 
 from ...errors import InputError
@@ -18,7 +17,8 @@ import orjson
 from ..objects import usable_objects
 from ..evaluate import compile_filter
 from .inventory import Inventory, is_k8s_object, is_log_entry, tally
-from .heads import UNSET, ascii_or_utf8, decode_head, get_ts, route_keys, spooled, usual, utc_times, verbatim_text
+from .heads import Routes, ascii_or_utf8, decode_head, get_ts, load_entry, route_keys, spooled, usual, utc_times, verbatim_text
+from .passes import capped, planned
 from .index import FileIndex, LineCounter
 from .plan import compile_route_filter, route_plan, text_gate
 from .spool import bulk_patterns
@@ -319,14 +319,15 @@ class ReplaySource:
         self._ensure_index()
         possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
         plans = [self._plan(skel, queries, possible) for skel in self._skeletons]
-        capped = [i for i, q in enumerate(queries) if q.limit]
-        if capped and all(path in self._index for path in self._log_files):
+        apart = [i for i, q in enumerate(queries) if q.limit]
+        if apart and all(path in self._index for path in self._log_files):
             # every file indexed: a capped query is answered apart, its candidates tested newest (or oldest) first
             # until it has its N, so the launch reports and the kubelet chatter are not all visited
             rest = [tuple((i, p) for i, p in plan if not queries[i].limit) for plan in plans]
             yield from self._read(queries, rest)
-            for i in capped:
-                yield from self._capped(queries[i], [next((p for j, p in plan if j == i), None) for plan in plans])
+            for i in apart:
+                yield from capped(self._log_files, self._index, queries[i],
+                                  [next((p for j, p in plan if j == i), None) for plan in plans])
             return
         yield from self._read(queries, plans)
 
@@ -344,7 +345,7 @@ class ReplaySource:
             if idx is None:
                 timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
             else:
-                timed = self._planned(path, idx, plans, gates, bulk)
+                timed = planned(path, idx, plans, gates, bulk)
             for ts, got, plan in timed:
                 # the fast reader gives the entry's bytes: parsed only when a test or an uncapped match needs it,
                 # so a line only a capped query wants (the periodic launch reports) is parsed only if it is kept
@@ -374,71 +375,6 @@ class ReplaySource:
             for _, _, kept in sorted(heap, reverse=True):
                 yield q, kept if type(kept) is dict else loads(kept)
 
-    def _capped(self, q: LogQuery, plan: list) -> Iterator[tuple[LogQuery, dict]]:
-        """The first q.limit entries of q in its order (ties: the later in the files first, as the heap of _read
-        keeps them), testing candidates in that order and stopping at the limit. plan[route]: q's TimedResidual
-        there, or None. A candidate is every entry of a route q may match, but of a route where q's test is a regex
-        on the text the spool can search, only the spool's matches (and the entries not in the spool)."""
-        assert q.limit
-        bulk = [bulk_patterns([p.pattern]) if p is not None else None for p in plan]
-        cands: list[tuple[int, int]] = []  # (file number, entry number), in reading order
-        found: dict[int, dict[str, set[int]]] = {}
-        for f, path in enumerate(self._log_files):
-            idx = self._index[path]
-            every = bytes(1 if p is not None and b is None else 0 for p, b in zip(plan, bulk))
-            loose = bytes(1 if b is not None else 0 for b in bulk)
-            picked = set(compress(count(), map(or_, map(every.__getitem__, idx.route),
-                                               map(and_, map(loose.__getitem__, idx.route), map(not_, idx.inspool)))))
-            seen = found[f] = {}
-            for pattern in {b[0] for b in bulk if b is not None}:
-                rids = {r for r, b in enumerate(bulk) if b is not None and b[0] == pattern}
-                route = idx.route
-                seen[pattern] = {o for o in idx.spool.candidates(pattern) if route[o] in rids}
-                picked.update(seen[pattern])
-            cands += zip(repeat(f), sorted(picked))
-        stamps = [self._index[path].ts for path in self._log_files]
-        cands.reverse()  # later first among equal times, after the stable sort
-        cands.sort(key=lambda c: stamps[c[0]][c[1]], reverse=q.order == "desc")
-        files = [open(path, "rb") for path in self._log_files]
-        try:
-            n = 0
-            for f, o in cands:
-                idx = self._index[self._log_files[f]]
-                entry = self._test_one(plan[idx.route[o]], idx, o, files[f], bulk[idx.route[o]] is not None, found[f])
-                if entry is not None:
-                    yield q, entry
-                    n += 1
-                    if n == q.limit:
-                        return
-        finally:
-            for fh in files:
-                fh.close()
-
-    @staticmethod
-    def _test_one(p, idx: FileIndex, o: int, fh, searched: bool, found: dict) -> dict | None:
-        """Entry o if its query holds on it (p: the query's plan on o's route; decided as _planned and _read decide
-        it), else None."""
-        ts = idx.ts[o]
-        fh.seek(idx.start[o])
-        raw = fh.read(idx.end[o] - idx.start[o])
-        if not idx.utc[o]:
-            test = p.full
-        elif not p.lo <= ts <= p.hi:
-            return None
-        elif not idx.inspool[o] or p.text is None:
-            test = p.rest
-        elif p.text is False or (searched and o not in found[p.pattern]):
-            return None
-        elif p.text is True or p.text(cast(bytes, verbatim_text(raw))):
-            return load_entry(raw)
-        else:
-            return None
-        if test is True:
-            return load_entry(raw)
-        entry = load_entry(raw)
-        return entry if test(entry) else None
-
-
     @staticmethod
     def _plan(skel: dict, queries: Sequence[LogQuery], possible: list) -> tuple:
         """(query index, TimedResidual) for the queries an entry of this route can match."""
@@ -447,87 +383,6 @@ class ReplaySource:
             if possible[i](skel) and (plan := route_plan(q.filter, skel, ROUTE_FIELDS)) is not None:
                 out.append((i, plan))
         return tuple(out)
-
-    def _planned(self, path: Path, idx: FileIndex, plans: list, gates: list, bulk: list
-                 ) -> Iterator[tuple[int, bytes, list]]:
-        """(ts, the entry's bytes, [(query index, what to test)]) for the entries of a file some query may match.
-
-        Only the entries idx.visits names are looked at (routes some query can match; of a route whose queries all
-        test the text with a regex, those the spool's search found). An entry whose payload is a textPayload string
-        kept verbatim in the file (idx.text) is tested on those bytes by the residuals that read nothing else, and
-        parsed only if one of them holds (or another must see it); where every residual of the route is a textPayload
-        regex, their OR (gates[route]) rules most entries out at once.
-        """
-        reader = SpanReader(path)
-        ts_, start, end, route, utc_, inspool = idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.inspool
-        visits, found = idx.visits(plans, bulk)
-        try:
-            for o in visits:
-                ts, a, b, r = ts_[o], start[o], end[o], route[o]
-                plan = plans[r]
-                if not utc_[o]:
-                    yield ts, reader.get(a, b), [(i, p.full) for i, p in plan]
-                    continue
-                if not inspool[o]:
-                    todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
-                    if todo:
-                        yield ts, reader.get(a, b), todo
-                    continue
-                raw, text, todo = reader.get(a, b), None, []
-                searched = bulk[r] is not None  # then o is in found[p.pattern] wherever p's test may hold
-                if not searched and (gate := gates[r]) is not None:
-                    text = cast(bytes, verbatim_text(raw))
-                    if not gate(text):
-                        continue
-                for i, p in plan:
-                    if not p.lo <= ts <= p.hi or (test := p.text) is False:
-                        continue
-                    if test is None:
-                        todo.append((i, p.rest))
-                    elif test is True:
-                        todo.append((i, True))
-                    elif not searched or o in found[p.pattern]:
-                        if text is None:
-                            text = cast(bytes, verbatim_text(raw))
-                        if test(text):
-                            todo.append((i, True))
-                if todo:
-                    yield ts, raw, todo
-        finally:
-            reader.close()
-
-
-class Routes(dict):
-    """Route key -> route number; a new key's skeleton (its routing fields as orjson decodes them) is made once."""
-
-    def __init__(self, skeletons: list[dict]):
-        super().__init__()
-        self.skeletons = skeletons
-
-    def __missing__(self, key: tuple) -> int:
-        log, severity, resource, labels = key
-        skel: dict = {}
-        if log is not UNSET:
-            skel["logName"] = log
-        if resource:
-            skel["resource"] = load_entry(resource)
-        if labels:
-            skel["labels"] = load_entry(labels)
-        if severity is not UNSET:
-            skel["severity"] = severity
-        rid = self[key] = len(self.skeletons)
-        self.skeletons.append(skel)
-        return rid
-
-
-def load_entry(raw: bytes):
-    """An indexed element's value: orjson's, or the standard library's where orjson refuses a number beyond a double's
-    range that the typed decoder skipped (what the reference reader would have given it)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
-
 
 ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
 

@@ -1,0 +1,132 @@
+"""Replay's query passes over an indexed file: the visit of the entries some query may match (each tested on its
+text's bytes where it can be), and a capped query answered apart, its candidates tested in its order until it has N.
+
+Same answers as the reference evaluator on every entry (tests/test_replay_exact.py, tests/test_index_heads.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import compress, count, repeat
+from operator import and_, not_, or_
+from pathlib import Path
+from typing import cast
+
+from .base import LogQuery
+from .heads import load_entry, verbatim_text
+from .index import FileIndex
+from .files import SpanReader
+from .spool import bulk_patterns
+
+
+def planned(path: Path, idx: FileIndex, plans: list, gates: list, bulk: list) -> Iterator[tuple[int, bytes, list]]:
+    """(ts, the entry's bytes, [(query index, what to test)]) for the entries of a file some query may match.
+
+    Only the entries idx.visits names are looked at (routes some query can match; of a route whose queries all
+    test the text with a regex, those the spool's search found). An entry whose payload is a textPayload string
+    kept verbatim in the file (idx.text) is tested on those bytes by the residuals that read nothing else, and
+    parsed only if one of them holds (or another must see it); where every residual of the route is a textPayload
+    regex, their OR (gates[route]) rules most entries out at once.
+    """
+    reader = SpanReader(path)
+    ts_, start, end, route, utc_, inspool = idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.inspool
+    visits, found = idx.visits(plans, bulk)
+    try:
+        for o in visits:
+            ts, a, b, r = ts_[o], start[o], end[o], route[o]
+            plan = plans[r]
+            if not utc_[o]:
+                yield ts, reader.get(a, b), [(i, p.full) for i, p in plan]
+                continue
+            if not inspool[o]:
+                todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
+                if todo:
+                    yield ts, reader.get(a, b), todo
+                continue
+            raw, text, todo = reader.get(a, b), None, []
+            searched = bulk[r] is not None  # then o is in found[p.pattern] wherever p's test may hold
+            if not searched and (gate := gates[r]) is not None:
+                text = cast(bytes, verbatim_text(raw))
+                if not gate(text):
+                    continue
+            for i, p in plan:
+                if not p.lo <= ts <= p.hi or (test := p.text) is False:
+                    continue
+                if test is None:
+                    todo.append((i, p.rest))
+                elif test is True:
+                    todo.append((i, True))
+                elif not searched or o in found[p.pattern]:
+                    if text is None:
+                        text = cast(bytes, verbatim_text(raw))
+                    if test(text):
+                        todo.append((i, True))
+            if todo:
+                yield ts, raw, todo
+    finally:
+        reader.close()
+
+
+def capped(files: list[Path], index: dict[Path, FileIndex], q: LogQuery, plan: list
+           ) -> Iterator[tuple[LogQuery, dict]]:
+    """The first q.limit entries of q in its order (ties: the later in the files first, as the heap of _read
+    keeps them), testing candidates in that order and stopping at the limit. plan[route]: q's TimedResidual
+    there, or None. A candidate is every entry of a route q may match, but of a route where q's test is a regex
+    on the text the spool can search, only the spool's matches (and the entries not in the spool)."""
+    assert q.limit
+    bulk = [bulk_patterns([p.pattern]) if p is not None else None for p in plan]
+    cands: list[tuple[int, int]] = []  # (file number, entry number), in reading order
+    found: dict[int, dict[str, set[int]]] = {}
+    for f, path in enumerate(files):
+        idx = index[path]
+        every = bytes(1 if p is not None and b is None else 0 for p, b in zip(plan, bulk))
+        loose = bytes(1 if b is not None else 0 for b in bulk)
+        picked = set(compress(count(), map(or_, map(every.__getitem__, idx.route),
+                                           map(and_, map(loose.__getitem__, idx.route), map(not_, idx.inspool)))))
+        seen = found[f] = {}
+        for pattern in {b[0] for b in bulk if b is not None}:
+            rids = {r for r, b in enumerate(bulk) if b is not None and b[0] == pattern}
+            route = idx.route
+            seen[pattern] = {o for o in idx.spool.candidates(pattern) if route[o] in rids}
+            picked.update(seen[pattern])
+        cands += zip(repeat(f), sorted(picked))
+    stamps = [index[path].ts for path in files]
+    cands.reverse()  # later first among equal times, after the stable sort
+    cands.sort(key=lambda c: stamps[c[0]][c[1]], reverse=q.order == "desc")
+    handles = [open(path, "rb") for path in files]
+    try:
+        n = 0
+        for f, o in cands:
+            idx = index[files[f]]
+            entry = _test_one(plan[idx.route[o]], idx, o, handles[f], bulk[idx.route[o]] is not None, found[f])
+            if entry is not None:
+                yield q, entry
+                n += 1
+                if n == q.limit:
+                    return
+    finally:
+        for fh in handles:
+            fh.close()
+
+def _test_one(p, idx: FileIndex, o: int, fh, searched: bool, found: dict) -> dict | None:
+    """Entry o if its query holds on it (p: the query's plan on o's route; decided as _planned and _read decide
+    it), else None."""
+    ts = idx.ts[o]
+    fh.seek(idx.start[o])
+    raw = fh.read(idx.end[o] - idx.start[o])
+    if not idx.utc[o]:
+        test = p.full
+    elif not p.lo <= ts <= p.hi:
+        return None
+    elif not idx.inspool[o] or p.text is None:
+        test = p.rest
+    elif p.text is False or (searched and o not in found[p.pattern]):
+        return None
+    elif p.text is True or p.text(cast(bytes, verbatim_text(raw))):
+        return load_entry(raw)
+    else:
+        return None
+    if test is True:
+        return load_entry(raw)
+    entry = load_entry(raw)
+    return entry if test(entry) else None
