@@ -87,3 +87,46 @@ def test_heads_helpers():
     assert ascii_or_utf8(b"abc") and ascii_or_utf8("é".encode()) and not ascii_or_utf8(b"\xff")
     h = decode_head(b'{"insertId": "a", "insertId": "b", "timestamp": "t"}')
     assert h.insertId == "b"  # the last of a repeated key, as orjson
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from skill.reading.records import parse_utc  # noqa: E402
+from skill.reading.sources.heads import utc_times  # noqa: E402
+from skill.reading.sources.spool import TextSpool  # noqa: E402
+
+_STAMP = st.builds(lambda d, frac, z, sep: f"20{d:0>2}-0{d % 9 + 1}-{d % 28 + 1:02d}{sep}1{d % 10}:0{d % 6}:{d % 61:02d}"
+                   + frac + z, st.integers(0, 99), st.one_of(st.just(""), st.from_regex(r"\.[0-9²_ ]{0,11}", fullmatch=True)),
+                   st.sampled_from(["Z", "z", "", "+00:00"]), st.sampled_from(["T", " ", "t"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_STAMP, min_size=1, max_size=5))
+def test_utc_times_equal_parse_utc(stamps):
+    """The block's timestamps at once: parse_utc's values, or None when parse_utc refuses one of them."""
+    want = [parse_utc(s) for s in stamps]
+    got = utc_times(stamps)
+    assert got == (want if all(want) else None)
+
+
+_LITERAL = st.one_of(st.text(max_size=12).map(lambda t: json.dumps(t, ensure_ascii=False)),
+                     st.text(max_size=8).map(json.dumps), st.integers().map(str), st.just('{"a": "b"}'),
+                     st.just('["x", "y"]'), st.just("null"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LITERAL, max_size=6))
+def test_extend_quoted_equals_extend(literals):
+    """Texts handed over as JSON literals: spooled as extend would spool them, or refused when one is not a string
+    without escapes."""
+    quoted = [lit.encode() for lit in literals]
+    plain = all(q[:1] == b'"' and b"\\" not in q for q in quoted)
+    a, b = TextSpool(), TextSpool()
+    ok = a.extend_quoted(list(range(len(quoted))), quoted)
+    assert ok == plain
+    if ok:
+        b.extend(list(range(len(quoted))), [q[1:-1] for q in quoted])
+        a.f.seek(0)
+        b.f.seek(0)
+        assert (a.f.read(), list(a.offsets), a.size) == (b.f.read(), list(b.offsets), b.size)

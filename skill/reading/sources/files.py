@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import repeat
+from operator import add
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,10 +173,11 @@ SEP_RX = re.compile(re.escape(ELEMENT_SEP))
 _SEP_AT = re.Match.start
 
 
-def iter_blocks(path: Path) -> Iterator[tuple[int, bytes, list[int], list[int]]]:
+def iter_blocks(path: Path) -> Iterator[tuple[int, memoryview, list[int], list[int]]]:
     """(offset, block, starts, ends) for a gcloud-format array: blocks of whole elements, block[starts[i]:ends[i]]
     the i-th, split exactly where iter_spans splits them (on gcloud's indentation). NotFast as iter_spans for a file
-    of another layout; whether each element is JSON is the caller's to check."""
+    of another layout; whether each element is JSON is the caller's to check. Each block is a view of a buffer the
+    file was read into (nothing copied); `block.obj` is that buffer, which may run past the block."""
     size = path.stat().st_size
     with open(path, "rb") as f:
         head = f.read(1 << 16)
@@ -186,28 +189,36 @@ def iter_blocks(path: Path) -> Iterator[tuple[int, bytes, list[int], list[int]]]
         return  # an empty array
     with open(path, "rb") as f:
         f.seek(first)
-        base, buf = first, f.read(min(BLOCK, last - first))
+        base, buf = first, _read_after(f, b"", min(BLOCK, last - first))
         while True:
             if base + len(buf) >= last:
-                block, rest = buf[:last - base], b""
+                cut, rest = last - base, b""
             else:
                 cut = buf.rfind(ELEMENT_SEP)
                 if cut == -1:  # one element longer than a block
-                    more = f.read(min(BLOCK, last - base - len(buf)))
-                    if not more:
+                    grown = _read_after(f, buf, min(BLOCK, last - base - len(buf)))
+                    if len(grown) == len(buf):
                         raise NotFast("file changed while read")
-                    buf += more
+                    buf = grown
                     continue
-                block, rest = buf[:cut + 4], buf[cut + 8:]
-            seps = list(map(_SEP_AT, SEP_RX.finditer(block)))
-            yield base, block, [0, *(s + 8 for s in seps)], [*(s + 4 for s in seps), len(block)]
-            if not rest and base + len(block) >= last:
+                rest, cut = bytes(buf[cut + 8:]), cut + 4
+            seps = list(map(_SEP_AT, SEP_RX.finditer(buf, 0, cut)))
+            yield base, memoryview(buf)[:cut], [0, *map(add, seps, repeat(8))], [*map(add, seps, repeat(4)), cut]
+            if not rest and base + cut >= last:
                 return
-            base += len(block) + 4
-            more = f.read(min(BLOCK, last - base - len(rest)))
-            if not more and base + len(rest) < last:
+            base += cut + 4
+            buf = _read_after(f, rest, min(BLOCK, last - base - len(rest)))
+            if len(buf) == len(rest) and base + len(rest) < last:
                 raise NotFast("file changed while read")
-            buf = rest + more
+
+
+def _read_after(f, keep: bytes | bytearray, n: int) -> bytearray:
+    """A new buffer holding `keep` and then up to n more bytes of f, read straight into it."""
+    buf = bytearray(len(keep) + n)
+    buf[:len(keep)] = keep
+    got = f.readinto(memoryview(buf)[len(keep):])
+    del buf[len(keep) + (got or 0):]
+    return buf
 
 
 def _line_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:

@@ -15,12 +15,11 @@ visited, which is what the reference reader would have given it).
 
 from __future__ import annotations
 
+import codecs
 import json
-import re
-from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import add, and_, attrgetter, is_, itemgetter, not_
-from typing import Any
+from operator import add, and_, attrgetter, eq, is_, itemgetter, not_
+from typing import Any, cast
 
 import msgspec
 import orjson
@@ -72,7 +71,6 @@ class _Seconds(dict):
 
 
 _SECONDS = _Seconds()
-_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z", re.ASCII)
 _HEAD, _FRAC = itemgetter(slice(0, 19)), itemgetter(slice(20, -1))
 _ZEROS = repeat("0")
 get_iid, get_ts, get_kind = attrgetter("insertId"), attrgetter("timestamp"), attrgetter("kind")
@@ -83,14 +81,25 @@ get_text, get_json, get_proto = attrgetter("textPayload"), attrgetter("jsonPaylo
 
 def utc_times(stamps: list) -> list[int] | None:
     """parse_utc of every timestamp of a block at once, or None when one is not a string in gcloud's UTC spelling
-    of a real instant (the block's entries then go one by one)."""
-    if set(map(type, stamps)) != {str} or not all(map(_UTC.fullmatch, stamps)):
+    of a real instant (the block's entries then go one by one): `YYYY-MM-DDTHH:MM:SS` (checked once per second by
+    records._second_ns), then `Z`, or `.`, one to nine ASCII digits and `Z`."""
+    if set(map(type, stamps)) != {str} or not all(map(str.isascii, stamps)):
+        return None
+    if not set(map(len, stamps)) <= _LENS or not set(zip(map(len, stamps), map(_AT19, stamps),
+                                                          map(_LAST, stamps))) <= _SHAPES:
+        return None
+    fracs = list(map(_FRAC, stamps))
+    if not all(map(str.isdigit, filter(None, fracs))):
         return None
     bases = list(map(_SECONDS.__getitem__, map(_HEAD, stamps)))
     if None in bases:
         return None
-    fracs = map(int, map(str.ljust, map(_FRAC, stamps), repeat(9), _ZEROS))
-    return list(map(add, bases, fracs))
+    return list(map(add, bases, map(int, map(str.ljust, fracs, repeat(9), _ZEROS))))
+
+
+_AT19, _LAST = itemgetter(19), itemgetter(-1)
+_SHAPES = {(20, "Z", "Z"), *((n, ".", "Z") for n in range(22, 31))}
+_LENS = {n for n, _dot, _z in _SHAPES}
 
 
 def usual(heads: list[Head]) -> bool:
@@ -105,58 +114,94 @@ def usual(heads: list[Head]) -> bool:
 _STR_OR_UNSET = {str, type(UNSET)}
 
 
-def route_keys(heads: list[Head]) -> Iterator[tuple]:
-    """(logName, severity, resource bytes, labels bytes) of each element: equal keys, equal routing fields."""
-    return zip(map(get_log, heads), map(get_sev, heads), map(bytes, map(get_res, heads)),
-               map(bytes, map(get_lab, heads)))
+def route_ids(routes: Routes, heads: list[Head]) -> list[int]:
+    """The route of each element. Most routes are told apart by logName, severity and resource (a container, a
+    node), so those key a first table whose routes remember their labels; a block whose labels all equal their
+    route's (a memcmp each) is done. Otherwise the block is keyed on all four (labels bytes too): equal keys, equal
+    routing fields."""
+    logs, sevs, ress, labs = (list(map(get_log, heads)), list(map(get_sev, heads)), list(map(get_res, heads)),
+                              list(map(get_lab, heads)))
+    first = routes.first
+    keys = list(zip(logs, sevs, map(bytes, ress)))
+    rids = list(map(first.get, keys))
+    if None in rids:  # the first element of a route in this file: made from its own labels
+        for i, r in enumerate(rids):
+            if r is None:
+                r = first.get(keys[i])
+                if r is None:
+                    r = first[keys[i]] = routes.make((*keys[i], bytes(labs[i])), labs[i])
+                rids[i] = r
+    done = cast(list[int], rids)
+    if all(map(eq, labs, map(routes.labels.__getitem__, done))):
+        return done
+    return list(map(routes.__getitem__, zip(logs, sevs, map(bytes, ress), map(bytes, labs))))
 
 
-def spooled(heads: list[Head]) -> tuple[list[int], list[bytes]]:
-    """(positions in the block, texts) of the elements whose only payload is a textPayload held verbatim."""
-    raws = list(map(bytes, map(get_text, heads)))
-    quoted = map(bytes.startswith, raws, repeat(b'"'))
-    plain = map(not_, map(bytes.__contains__, raws, repeat(b"\\")))
-    ok = list(map(and_, quoted, plain))
+def spooled(heads: list[Head]) -> tuple[list[int], list]:
+    """(positions in the block, textPayload literals) of the elements with a textPayload and no other payload;
+    whether each literal is a string without escapes (the text verbatim) is TextSpool.extend_quoted's to check."""
+    texts = list(map(get_text, heads))
+    has = list(map(bool, map(len, texts)))  # bools: and_ below is a bitwise and
     if not all(map(is_, map(get_json, heads), repeat(NONE))) or not all(map(is_, map(get_proto, heads), repeat(NONE))):
-        ok = list(map(and_, ok, map(is_, map(get_json, heads), repeat(NONE))))
-        ok = list(map(and_, ok, map(is_, map(get_proto, heads), repeat(NONE))))
-    return list(compress(range(len(heads)), ok)), list(map(_UNQUOTE, compress(raws, ok)))
+        has = list(map(and_, has, map(is_, map(get_json, heads), repeat(NONE))))
+        has = list(map(and_, has, map(is_, map(get_proto, heads), repeat(NONE))))
+    return list(compress(range(len(heads)), has)), list(compress(texts, has))
+
+
+def verbatim(at: list[int], quoted: list) -> tuple[list[int], list[bytes]]:
+    """The texts of those literals that are strings without escapes, one by one (when a block has others)."""
+    raws = list(map(bytes, quoted))
+    ok = list(map(and_, map(bytes.startswith, raws, repeat(b'"')), map(not_, map(bytes.__contains__, raws,
+                                                                                  repeat(b"\\")))))
+    return list(compress(at, ok)), list(map(_UNQUOTE, compress(raws, ok)))
 
 
 _UNQUOTE = itemgetter(slice(1, -1))
 
 
-def ascii_or_utf8(block: bytes | memoryview) -> bool:
-    """Whether a block's bytes are valid UTF-8 (msgspec does not check the strings it skips; orjson does)."""
-    if block.isascii() if isinstance(block, bytes) else bytes(block).isascii():
+def ascii_or_utf8(block: memoryview | bytes) -> bool:
+    """Whether a block's bytes are valid UTF-8 (msgspec does not check the strings it skips; orjson does): ASCII when
+    the whole buffer it views is, else decoded strictly."""
+    whole = block.obj if isinstance(block, memoryview) else block
+    if isinstance(whole, bytes | bytearray) and whole.isascii():
         return True
     try:
-        bytes(block).decode("utf-8")
+        codecs.utf_8_decode(block, "strict", True)
     except UnicodeDecodeError:
         return False
     return True
 
 
 class Routes(dict):
-    """Route key -> route number; a new key's skeleton (its routing fields as orjson decodes them) is made once."""
+    """Route key (logName, severity, resource bytes, labels bytes) -> route number; a new key's skeleton (its routing
+    fields as orjson decodes them) is made once. `first` keys routes on the first three only, the route made from
+    the first labels seen with them (`labels`: each route's labels, raw), for route_ids to check."""
 
     def __init__(self, skeletons: list[dict]):
         super().__init__()
         self.skeletons = skeletons
+        self.labels: list[Raw | None] = []
+        self.first: dict[tuple, int] = {}
 
     def __missing__(self, key: tuple) -> int:
-        log, severity, resource, labels = key
+        return self.make(key, None)
+
+    def make(self, key: tuple, labels: Raw | None) -> int:
+        log, severity, resource, raw_labels = key
         skel: dict = {}
         if log is not UNSET:
             skel["logName"] = log
         if resource:
             skel["resource"] = load_entry(resource)
-        if labels:
-            skel["labels"] = load_entry(labels)
+        if raw_labels:
+            skel["labels"] = load_entry(raw_labels)
         if severity is not UNSET:
             skel["severity"] = severity
-        rid = self[key] = len(self.skeletons)
+        rid = len(self.skeletons)
+        if labels is None:
+            self[key] = rid
         self.skeletons.append(skel)
+        self.labels.append(labels)
         return rid
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from itertools import compress, count
-from operator import and_, not_, or_
+from itertools import compress
+from operator import not_
 from pathlib import Path
 
 from .files import BLOCK, FileReport
@@ -24,6 +24,7 @@ class FileIndex:
         self.spool = TextSpool()  # the verbatim texts of the entries with a UTC timestamp
         self._pending: tuple[list[int], list[bytes]] = ([], [])
         self.first_ts = self.last_ts = 0
+        self._by_route: list[array] | None = None
 
     def add_text(self, ordinal: int, text: bytes) -> None:
         """Spool one entry's text (batched, so the work per text stays in C)."""
@@ -39,6 +40,12 @@ class FileIndex:
             self.spool.extend(*self._flush())
         self.spool.extend(ordinals, texts)
 
+    def add_quoted(self, ordinals: list[int], quoted: list) -> bool:
+        """Spool a block's texts given as JSON string literals (TextSpool.extend_quoted); False if one is not plain."""
+        if self._pending[0]:
+            self.spool.extend(*self._flush())
+        return self.spool.extend_quoted(ordinals, quoted)
+
     def _flush(self) -> tuple[list[int], list[bytes]]:
         out, self._pending = self._pending, ([], [])
         return out
@@ -52,6 +59,35 @@ class FileIndex:
     def route_counts(self) -> Counter:
         return Counter(self.route)
 
+    def by_route(self) -> list[array]:
+        """Per route, its entries in file order (made once, on the first read)."""
+        if self._by_route is None:
+            lists: list[array] = [array("q") for _ in range(max(self.route, default=-1) + 1)]
+            adds = [a.append for a in lists]
+            for o, r in enumerate(self.route):
+                adds[r](o)
+            self._by_route = lists
+        return self._by_route
+
+    def entries(self, every: set[int], loose: set[int]) -> list[int]:
+        """The entries of the routes in `every`, and those not in the spool of the routes in `loose`, in file order."""
+        by, inspool = self.by_route(), self.inspool
+        out: list[int] = []
+        for r in every:
+            if r < len(by):
+                out += by[r]
+        for r in loose - every:
+            if r < len(by):
+                ords = by[r]
+                out += compress(ords, map(not_, map(inspool.__getitem__, ords)))
+        out.sort()
+        return out
+
+    def searched(self, pattern: str, rids: set[int]) -> set[int]:
+        """The spool's candidates for pattern among the entries of routes rids."""
+        route = self.route
+        return {o for o in self.spool.candidates(pattern) if route[o] in rids}
+
     def visits(self, plans: list, bulk: list) -> tuple[list[int], dict[str, set[int]]]:
         """The entries to look at, in file order, and per searched pattern the entries of the spool it may match.
 
@@ -59,19 +95,14 @@ class FileIndex:
         queries all test the text with a regex (bulk[route], their patterns), the entries in the spool are only
         those whose text the spool's search found for one of them (and each query's test runs only where its
         own pattern was found)."""
-        every = bytes(1 if plan and b is None else 0 for plan, b in zip(plans, bulk))  # route -> all its entries
-        loose = bytes(1 if plan and b is not None else 0 for plan, b in zip(plans, bulk))  # -> those not spooled
+        every = {r for r, (plan, b) in enumerate(zip(plans, bulk)) if plan and b is None}
+        loose = {r for r, (plan, b) in enumerate(zip(plans, bulk)) if plan and b is not None}
         wanted: dict = {}
-        for rid, b in enumerate(bulk):
-            if plans[rid] and b is not None:
-                for pattern in b:
-                    wanted.setdefault(pattern, set()).add(rid)
-        route, found = self.route, {}
-        for pattern, rids in wanted.items():
-            found[pattern] = {o for o in self.spool.candidates(pattern) if route[o] in rids}
-        picked = compress(count(), map(or_, map(every.__getitem__, route),
-                                       map(and_, map(loose.__getitem__, route), map(not_, self.inspool))))
-        return sorted(set().union(*found.values()).union(picked)), found
+        for rid in loose:
+            for pattern in bulk[rid]:
+                wanted.setdefault(pattern, set()).add(rid)
+        found = {pattern: self.searched(pattern, rids) for pattern, rids in wanted.items()}
+        return sorted(set().union(*found.values()).union(self.entries(every, loose))), found
 
 
 SPOOL_BATCH = 1 << 16  # verbatim texts handed to the spool at a time

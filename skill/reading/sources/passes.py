@@ -7,8 +7,7 @@ Same answers as the reference evaluator on every entry (tests/test_replay_exact.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import compress, count, repeat
-from operator import and_, not_, or_
+from itertools import repeat
 from pathlib import Path
 from typing import cast
 
@@ -75,30 +74,29 @@ def capped(files: list[Path], index: dict[Path, FileIndex], q: LogQuery, plan: l
     on the text the spool can search, only the spool's matches (and the entries not in the spool)."""
     assert q.limit
     bulk = [bulk_patterns([p.pattern]) if p is not None else None for p in plan]
-    cands: list[tuple[int, int]] = []  # (file number, entry number), in reading order
-    found: dict[int, dict[str, set[int]]] = {}
+    every = {r for r, (p, b) in enumerate(zip(plan, bulk)) if p is not None and b is None}
+    loose = {r for r, b in enumerate(bulk) if b is not None}
+    cands: list = []  # (file number, entry number) or, with one file, the entry number
     for f, path in enumerate(files):
         idx = index[path]
-        every = bytes(1 if p is not None and b is None else 0 for p, b in zip(plan, bulk))
-        loose = bytes(1 if b is not None else 0 for b in bulk)
-        picked = set(compress(count(), map(or_, map(every.__getitem__, idx.route),
-                                           map(and_, map(loose.__getitem__, idx.route), map(not_, idx.inspool)))))
-        seen = found[f] = {}
+        picked = idx.entries(every, loose)
         for pattern in {b[0] for b in bulk if b is not None}:
-            rids = {r for r, b in enumerate(bulk) if b is not None and b[0] == pattern}
-            route = idx.route
-            seen[pattern] = {o for o in idx.spool.candidates(pattern) if route[o] in rids}
-            picked.update(seen[pattern])
-        cands += zip(repeat(f), sorted(picked))
-    stamps = [index[path].ts for path in files]
-    cands.reverse()  # later first among equal times, after the stable sort
-    cands.sort(key=lambda c: stamps[c[0]][c[1]], reverse=q.order == "desc")
+            picked += idx.searched(pattern, {r for r in loose if cast(tuple, bulk[r])[0] == pattern})
+        picked.sort(reverse=True)  # later first among equal times, after the stable sort
+        cands += picked if len(files) == 1 else zip(repeat(f), picked)
+    if len(files) == 1:
+        cands.sort(key=index[files[0]].ts.__getitem__, reverse=q.order == "desc")
+        cands = list(zip(repeat(0), cands))
+    else:  # later files first among equal times, too
+        stamps = [index[path].ts for path in files]
+        cands.sort(reverse=True)
+        cands.sort(key=lambda c: stamps[c[0]][c[1]], reverse=q.order == "desc")
     handles = [open(path, "rb") for path in files]
     try:
         n = 0
         for f, o in cands:
             idx = index[files[f]]
-            entry = _test_one(plan[idx.route[o]], idx, o, handles[f], bulk[idx.route[o]] is not None, found[f])
+            entry = _test_one(plan[idx.route[o]], idx, o, handles[f])
             if entry is not None:
                 yield q, entry
                 n += 1
@@ -108,9 +106,9 @@ def capped(files: list[Path], index: dict[Path, FileIndex], q: LogQuery, plan: l
         for fh in handles:
             fh.close()
 
-def _test_one(p, idx: FileIndex, o: int, fh, searched: bool, found: dict) -> dict | None:
+def _test_one(p, idx: FileIndex, o: int, fh) -> dict | None:
     """Entry o if its query holds on it (p: the query's plan on o's route; decided as _planned and _read decide
-    it), else None."""
+    it), else None. An entry of the spool is a candidate only where the spool's search found its pattern."""
     ts = idx.ts[o]
     fh.seek(idx.start[o])
     raw = fh.read(idx.end[o] - idx.start[o])
@@ -120,7 +118,7 @@ def _test_one(p, idx: FileIndex, o: int, fh, searched: bool, found: dict) -> dic
         return None
     elif not idx.inspool[o] or p.text is None:
         test = p.rest
-    elif p.text is False or (searched and o not in found[p.pattern]):
+    elif p.text is False:
         return None
     elif p.text is True or p.text(cast(bytes, verbatim_text(raw))):
         return load_entry(raw)

@@ -17,7 +17,7 @@ import orjson
 from ..objects import usable_objects
 from ..evaluate import compile_filter
 from .inventory import Inventory, is_k8s_object, is_log_entry, tally
-from .heads import Routes, ascii_or_utf8, decode_head, get_ts, load_entry, route_keys, spooled, usual, utc_times, verbatim_text
+from .heads import Routes, ascii_or_utf8, decode_head, get_ts, load_entry, route_ids, spooled, usual, utc_times, verbatim, verbatim_text
 from .passes import capped, planned
 from .index import FileIndex, LineCounter
 from .plan import compile_route_filter, route_plan, text_gate
@@ -227,11 +227,10 @@ class ReplaySource:
         idx.finish()
         return idx
 
-    def _take_block(self, idx: FileIndex, base: int, block: bytes, starts: list[int], ends: list[int], path: Path,
+    def _take_block(self, idx: FileIndex, base: int, block: memoryview, starts: list[int], ends: list[int], path: Path,
                     report: FileReport) -> None:
         """Index a block of whole elements at once; a block with anything unusual goes element by element."""
-        view = memoryview(block)
-        pieces = list(map(view.__getitem__, map(slice, starts, ends)))
+        pieces = list(map(block.__getitem__, map(slice, starts, ends)))
         try:
             heads = list(map(decode_head, pieces))
         except msgspec.DecodeError:
@@ -255,15 +254,18 @@ class ReplaySource:
         idx.ts.extend(times)
         idx.start.extend(map(add, starts, repeat(base)))
         idx.end.extend(map(add, ends, repeat(base)))
-        idx.route.extend(map(self._routes.__getitem__, route_keys(heads)))
+        idx.route.extend(route_ids(self._routes, heads))
         idx.utc.extend(repeat(1, len(heads)))
         spool = idx.inspool
         spool.extend(repeat(0, len(heads)))
-        at, texts = spooled(heads)
+        at, quoted = spooled(heads)
         ordinals = list(map(add, at, repeat(n)))
+        if not idx.add_quoted(ordinals, quoted):
+            at, texts = verbatim(at, quoted)
+            ordinals = list(map(add, at, repeat(n)))
+            idx.add_texts(ordinals, texts)
         for o in ordinals:
             spool[o] = 1
-        idx.add_texts(ordinals, texts)
 
     def _take_doc(self, idx: FileIndex, a: int, b: int, doc: object, raw: bytes, path: Path, report: FileReport,
                   lines: LineCounter | None) -> None:

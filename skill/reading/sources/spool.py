@@ -62,6 +62,25 @@ class TextSpool:
         self.f.write(data)
         self.size += len(data)
 
+    def extend_quoted(self, ordinals: list[int], quoted: list) -> bool:
+        """Add texts given as their JSON string literals (quotes included, no escapes, so no `"` or newline inside):
+        joined and unquoted in C. False, adding nothing, when one of them is not such a literal."""
+        if not quoted:
+            return True
+        data = b"\n".join(quoted)
+        # In valid JSON `"` newline `"` occurs only where one string literal ends and the next begins (nothing but
+        # `,` `:` `}` `]` follows a string, and no string holds a raw newline): n - 1 of them, a quote at either end
+        # and no backslash make every literal a string without escapes, hence without a quote inside.
+        if b"\\" in data or data[:1] != b'"' or data[-1:] != b'"' or data.count(b'"\n"') != len(quoted) - 1:
+            return False
+        self.ordinals.extend(ordinals)
+        starts = accumulate(map(add, map(len, quoted), repeat(-1)), initial=self.size)  # text + newline: len - 1
+        self.offsets.extend(islice(starts, len(quoted)))
+        data = data[1:].replace(b'"\n"', b"\n")[:-1] + b"\n"
+        self.f.write(data)
+        self.size += len(data)
+        return True
+
     def candidates(self, pattern: str, block_size: int = SPOOL_BLOCK) -> array:
         """The entry ordinals whose line has a match of pattern starting in it (every line that matches alone).
 
