@@ -25,6 +25,7 @@ class FileIndex:
         self._pending: tuple[list[int], list[bytes]] = ([], [])
         self.first_ts = self.last_ts = 0
         self._by_route: list[array] | None = None
+        self._unspooled: dict[int, array] = {}  # route -> its entries not in the spool
 
     def add_text(self, ordinal: int, text: bytes) -> None:
         """Spool one entry's text (batched, so the work per text stays in C)."""
@@ -76,10 +77,13 @@ class FileIndex:
         for r in every:
             if r < len(by):
                 out += by[r]
+        unspooled = self._unspooled
         for r in loose - every:
             if r < len(by):
-                ords = by[r]
-                out += compress(ords, map(not_, map(inspool.__getitem__, ords)))
+                if r not in unspooled:
+                    ords = by[r]
+                    unspooled[r] = array("q", compress(ords, map(not_, map(inspool.__getitem__, ords))))
+                out += unspooled[r]
         out.sort()
         return out
 
