@@ -76,6 +76,11 @@ def capped(files: list[Path], index: dict[Path, FileIndex], q: LogQuery, plan: l
     bulk = [bulk_patterns([p.pattern]) if p is not None else None for p in plan]
     every = {r for r, (p, b) in enumerate(zip(plan, bulk)) if p is not None and b is None}
     loose = {r for r, b in enumerate(bulk) if b is not None}
+    if len(files) == 1:
+        with open(files[0], "rb") as fh:
+            entries = _settled(index[files[0]], fh, q, plan, every, loose, bulk)
+        yield from ((q, e) for e in entries)
+        return
     cands: list = []  # (file number, entry number) or, with one file, the entry number
     for f, path in enumerate(files):
         idx = index[path]
@@ -105,6 +110,53 @@ def capped(files: list[Path], index: dict[Path, FileIndex], q: LogQuery, plan: l
     finally:
         for fh in handles:
             fh.close()
+
+CHUNK = 1 << 16  # spool lines searched at a time by a capped query
+
+
+def _settled(idx: FileIndex, fh, q: LogQuery, plan: list, every: set[int], loose: set[int], bulk: list
+             ) -> list[dict]:
+    """capped() on one file, searching the spool a chunk of lines at a time from the end its order starts at (the
+    newest first for desc): after each chunk, the candidates strictly beyond every unsearched line's time are
+    settled (nothing unsearched can come before them), and once q.limit of them hold, the rest is never searched."""
+    desc, ts, route, limit = q.order == "desc", idx.ts, idx.route, cast(int, q.limit)
+    patterns: dict[str, set[int]] = {}
+    for r in loose:
+        patterns.setdefault(cast(tuple, bulk[r])[0], set()).add(r)
+    lines = idx.spool.ordinals
+    chunks = [(lo, min(lo + CHUNK, len(lines))) for lo in range(0, len(lines), CHUNK)] if patterns else []
+    if desc:
+        chunks.reverse()
+    pick = max if desc else min
+    bounds = [pick(map(ts.__getitem__, lines[lo:hi])) for lo, hi in chunks]
+    beyond: list[int | None] = [None] * len(chunks)  # the extreme time of the chunks after each
+    for i in range(len(chunks) - 2, -1, -1):
+        nxt = beyond[i + 1]
+        beyond[i] = bounds[i + 1] if nxt is None else pick(nxt, bounds[i + 1])
+    pool = set(idx.entries(every, loose))
+    tested: dict[int, dict | None] = {}
+    for i in range(max(1, len(chunks))):
+        if chunks:
+            lo, hi = chunks[i]
+            for pattern, rids in patterns.items():
+                pool.update(o for o in idx.spool.candidates(pattern, lines=(lo, hi)) if route[o] in rids)
+        edge = beyond[i] if chunks else None
+        order = sorted(pool, reverse=True)  # later first among equal times, after the stable sort
+        order.sort(key=ts.__getitem__, reverse=desc)
+        kept: list[dict] = []
+        for o in order:
+            if edge is not None and (ts[o] <= edge if desc else ts[o] >= edge):
+                break  # not settled: an unsearched line may come first
+            if o not in tested:
+                tested[o] = _test_one(plan[route[o]], idx, o, fh)
+            if (entry := tested[o]) is not None:
+                kept.append(entry)
+                if len(kept) == limit:
+                    return kept
+        if edge is None:
+            return kept
+    return []
+
 
 def _test_one(p, idx: FileIndex, o: int, fh) -> dict | None:
     """Entry o if its query holds on it (p: the query's plan on o's route; decided as _planned and _read decide
