@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import repeat
-from operator import add
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,7 +119,7 @@ def iter_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
         raise NotFast("not a gcloud array or JSON Lines")
 
 
-def _array_bounds(path: Path, size: int, head: bytes, i: int) -> tuple[int, int]:
+def array_bounds(path: Path, size: int, head: bytes, i: int) -> tuple[int, int]:
     """(start of the first element, end of the last) of a gcloud-format array; (-1, -1) for an empty array."""
     at, tail = _tail(path, size)
     close = tail.rfind(b"]")
@@ -141,7 +139,7 @@ def _array_bounds(path: Path, size: int, head: bytes, i: int) -> tuple[int, int]
 
 
 def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object, bytes]]:
-    first, last = _array_bounds(path, size, head, i)
+    first, last = array_bounds(path, size, head, i)
     if first < 0:
         return
     loads = orjson.loads
@@ -167,58 +165,6 @@ def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[i
             if stop == last:
                 return
             pos = stop + 4  # past ",\n  " to the next "{"
-
-
-SEP_RX = re.compile(re.escape(ELEMENT_SEP))
-_SEP_AT = re.Match.start
-
-
-def iter_blocks(path: Path) -> Iterator[tuple[int, memoryview, list[int], list[int]]]:
-    """(offset, block, starts, ends) for a gcloud-format array: blocks of whole elements, block[starts[i]:ends[i]]
-    the i-th, split exactly where iter_spans splits them (on gcloud's indentation). NotFast as iter_spans for a file
-    of another layout; whether each element is JSON is the caller's to check. Each block is a view of a buffer the
-    file was read into (nothing copied); `block.obj` is that buffer, which may run past the block."""
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        head = f.read(1 << 16)
-    stripped = head.lstrip(b" \t\r\n")
-    if not stripped or stripped[:1] != b"[" or path.suffix.lower() in (".jsonl", ".ndjson"):
-        raise NotFast("not a gcloud array")
-    first, last = _array_bounds(path, size, head, len(head) - len(stripped))
-    if first < 0:
-        return  # an empty array
-    with open(path, "rb") as f:
-        f.seek(first)
-        base, buf = first, _read_after(f, b"", min(BLOCK, last - first))
-        while True:
-            if base + len(buf) >= last:
-                cut, rest = last - base, b""
-            else:
-                cut = buf.rfind(ELEMENT_SEP)
-                if cut == -1:  # one element longer than a block
-                    grown = _read_after(f, buf, min(BLOCK, last - base - len(buf)))
-                    if len(grown) == len(buf):
-                        raise NotFast("file changed while read")
-                    buf = grown
-                    continue
-                rest, cut = bytes(buf[cut + 8:]), cut + 4
-            seps = list(map(_SEP_AT, SEP_RX.finditer(buf, 0, cut)))
-            yield base, memoryview(buf)[:cut], [0, *map(add, seps, repeat(8))], [*map(add, seps, repeat(4)), cut]
-            if not rest and base + cut >= last:
-                return
-            base += cut + 4
-            buf = _read_after(f, rest, min(BLOCK, last - base - len(rest)))
-            if len(buf) == len(rest) and base + len(rest) < last:
-                raise NotFast("file changed while read")
-
-
-def _read_after(f, keep: bytes | bytearray, n: int) -> bytearray:
-    """A new buffer holding `keep` and then up to n more bytes of f, read straight into it."""
-    buf = bytearray(len(keep) + n)
-    buf[:len(keep)] = keep
-    got = f.readinto(memoryview(buf)[len(keep):])
-    del buf[len(keep) + (got or 0):]
-    return buf
 
 
 def _line_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
 from itertools import compress, repeat
 from operator import add, and_, attrgetter, eq, is_, itemgetter, not_
 from typing import Any, cast
@@ -26,6 +29,7 @@ import orjson
 from msgspec import Raw
 
 from ..records import _second_ns
+from .files import BLOCK, ELEMENT_SEP, NotFast, array_bounds
 
 NONE = Raw(b"")  # an absent raw field (a present one is never empty)
 
@@ -212,3 +216,57 @@ def load_entry(raw: bytes):
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return json.loads(raw)
+
+
+# -- the blocks the index pass decodes ------------------------------------------------------------------------
+
+SEP_RX = re.compile(re.escape(ELEMENT_SEP))
+_SEP_AT = re.Match.start
+
+
+def iter_blocks(path: Path) -> Iterator[tuple[int, memoryview, list[int], list[int]]]:
+    """(offset, block, starts, ends) for a gcloud-format array: blocks of whole elements, block[starts[i]:ends[i]]
+    the i-th, split exactly where iter_spans splits them (on gcloud's indentation). NotFast as iter_spans for a file
+    of another layout; whether each element is JSON is the caller's to check. Each block is a view of a buffer the
+    file was read into (nothing copied); `block.obj` is that buffer, which may run past the block."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    stripped = head.lstrip(b" \t\r\n")
+    if not stripped or stripped[:1] != b"[" or path.suffix.lower() in (".jsonl", ".ndjson"):
+        raise NotFast("not a gcloud array")
+    first, last = array_bounds(path, size, head, len(head) - len(stripped))
+    if first < 0:
+        return  # an empty array
+    with open(path, "rb") as f:
+        f.seek(first)
+        base, buf = first, _read_after(f, b"", min(BLOCK, last - first))
+        while True:
+            if base + len(buf) >= last:
+                cut, rest = last - base, b""
+            else:
+                cut = buf.rfind(ELEMENT_SEP)
+                if cut == -1:  # one element longer than a block
+                    grown = _read_after(f, buf, min(BLOCK, last - base - len(buf)))
+                    if len(grown) == len(buf):
+                        raise NotFast("file changed while read")
+                    buf = grown
+                    continue
+                rest, cut = bytes(buf[cut + 8:]), cut + 4
+            seps = list(map(_SEP_AT, SEP_RX.finditer(buf, 0, cut)))
+            yield base, memoryview(buf)[:cut], [0, *map(add, seps, repeat(8))], [*map(add, seps, repeat(4)), cut]
+            if not rest and base + cut >= last:
+                return
+            base += cut + 4
+            buf = _read_after(f, rest, min(BLOCK, last - base - len(rest)))
+            if len(buf) == len(rest) and base + len(rest) < last:
+                raise NotFast("file changed while read")
+
+
+def _read_after(f, keep: bytes | bytearray, n: int) -> bytearray:
+    """A new buffer holding `keep` and then up to n more bytes of f, read straight into it."""
+    buf = bytearray(len(keep) + n)
+    buf[:len(keep)] = keep
+    got = f.readinto(memoryview(buf)[len(keep):])
+    del buf[len(keep) + (got or 0):]
+    return buf

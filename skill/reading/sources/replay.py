@@ -17,14 +17,14 @@ import orjson
 from ..objects import usable_objects
 from ..evaluate import compile_filter
 from .inventory import Inventory, is_k8s_object, is_log_entry, tally
-from .heads import Routes, ascii_or_utf8, decode_head, get_ts, load_entry, route_ids, spooled, usual, utc_times, verbatim, verbatim_text
+from .heads import Routes, ascii_or_utf8, iter_blocks, decode_head, get_ts, load_entry, route_ids, spooled, usual, utc_times, verbatim, verbatim_text
 from .passes import capped, planned
 from .index import FileIndex, LineCounter
 from .plan import compile_route_filter, route_plan, text_gate
 from .spool import bulk_patterns
 from ..records import parse_ts, parse_utc
 from .base import LogQuery, SourceStats
-from .files import FileReport, NotFast, SpanReader, iter_blocks, iter_documents, iter_spans, list_files
+from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
 SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
