@@ -214,8 +214,10 @@ class LogAnalyticsSource:
         out: dict[LogQuery, list[dict]] = {}
         for k, q in enumerate(tagged):
             mine = [r for r in rows if r.get(f"m{k}")]
-            if q in templates:  # kept only when it holds every row it stands for
-                whole = exact[k] and (q.per_route or len(mine) <= self.max_rows)
+            if q in templates:  # kept only when it holds every row it stands for: not cut by the row cap, and
+                # when ranked per route, no undecided row (one the reference may reject) took a route's place
+                whole = exact[k] and (not any(r.get(f"u{k}") for r in mine) if q.per_route
+                                      else len(mine) <= self.max_rows)
                 self._fetched.append((q, mine if whole else None))
                 continue
             if not exact[k]:
@@ -373,6 +375,7 @@ class LogAnalyticsSource:
                 f"({u.dry_runs} dry runs estimated {u.bytes_estimated:,}; largest {u.largest[0] or '-'} "
                 f"{u.largest[1]:,})" + (f"; limit --max-bytes {self.max_bytes:,} per query" if self.max_bytes
                                          is not None else "")
+                + (f"; {u.answered_here} queries answered from an earlier scan's rows" if u.answered_here else "")
                 + (f"; {u.loosened} queries fetched wider and filtered exactly here" if u.loosened else "")
                 + (f"; {u.decided_here} rows decided by the reference evaluator" if u.decided_here else ""))
         if self._summary in self.stats.gaps:
