@@ -70,11 +70,7 @@ class SpanReader:
         self.buf, self.base = b"", 0
 
     def get(self, a: int, b: int) -> bytes:
-        buf, at = self.view(a, b)
-        return buf[at:at + b - a]
-
-    def view(self, a: int, b: int) -> tuple[bytes, int]:
-        """The buffer holding [a, b) and where a is in it (so a caller can slice a part without copying the rest)."""
+        """The bytes [a, b) of the file."""
         end = self.base + len(self.buf)
         if not (self.base <= a and b <= end):
             if self.base <= a < end:
@@ -83,7 +79,8 @@ class SpanReader:
                 self.f.seek(a)
                 keep = b""
             self.buf, self.base = keep + self.f.read(max(BLOCK, b - a - len(keep))), a
-        return self.buf, a - self.base
+        at = a - self.base
+        return self.buf[at:at + b - a]
 
     def close(self) -> None:
         self.f.close()

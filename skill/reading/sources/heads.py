@@ -1,11 +1,12 @@
 """What replay's index pass decodes of an entry: its routing fields, typed, and nothing of its payload.
 
-msgspec decodes each element of a gcloud array into `Head`: insertId, timestamp, severity and logName as values,
-resource and labels as their raw JSON bytes (the route key; a route's skeleton is decoded from them once, by
-orjson), the payload fields as raw spans only (textPayload's bytes go to the spool when they are the text verbatim).
-Building no dict per entry is what makes the pass cheap; everything about an element that is not usual (another
-type where a string belongs, a `kind`, a timestamp in another spelling, a value msgspec refuses) sends that element
-down the exact per-entry path (orjson, as before), so answers do not change.
+`iter_blocks` reads a gcloud array in 16 MiB blocks of whole elements, split where the exact reader splits them;
+msgspec decodes each element into `Head`: insertId, timestamp, severity and logName as values, resource and labels as
+their raw JSON bytes (the route key; a route's skeleton is decoded from them once, by orjson), the payload fields as
+raw spans only (textPayload's literal goes to the spool when it is the text verbatim). The rest is done a block at a
+time in C (`utc_times`, `route_ids`, `spooled`). Building no dict per entry is what makes the pass cheap; anything
+about an element that is not usual (another type where a string belongs, a `kind`, a timestamp in another spelling,
+a value msgspec refuses) sends its block down the exact per-entry path (orjson, as before), so answers do not change.
 
 What msgspec accepts is at most what orjson accepts, with two exceptions checked here: bytes that are not UTF-8
 inside a skipped value (a block that is not ASCII is decoded as UTF-8 first, strictly) and numbers beyond a double's
