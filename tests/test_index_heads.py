@@ -135,3 +135,22 @@ def test_extend_quoted_equals_extend(literals):
         a.f.seek(0)
         b.f.seek(0)
         assert (a.f.read(), list(a.offsets), a.size) == (b.f.read(), list(b.offsets), b.size)
+
+
+@pytest.mark.parametrize("block", [64, 1000])
+def test_small_blocks_index_the_same(block, monkeypatch):
+    """Blocks smaller than an element (read again, twice as long) or holding a few: the same index as one block."""
+    from skill.reading.sources import heads
+
+    case = CASES[0]
+    whole = ReplaySource(case)
+    whole.inventory()
+    monkeypatch.setattr(heads, "BLOCK", block)
+    small = ReplaySource(case)
+    small.inventory()
+    for path, idx in whole._index.items():
+        other = small._index[path]
+        assert (idx.ts, idx.start, idx.end, idx.inspool) == (other.ts, other.start, other.end, other.inspool)
+    assert whole._skeletons == small._skeletons
+    qs = [LogQuery("a", 'textPayload=~"step"', "desc", 3), LogQuery("b", "severity>=ERROR")]
+    assert [e["insertId"] for _q, e in whole.read(qs)] == [e["insertId"] for _q, e in small.read(qs)]

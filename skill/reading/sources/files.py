@@ -62,8 +62,11 @@ ELEMENT_SEP = b"\n  },\n  {"  # between two elements of gcloud's 2-space-indente
 BLOCK = 16 << 20  # bytes read at a time by the fast reader; what it holds in memory, whatever the file size
 
 
+SPAN_READ = 1 << 18  # bytes SpanReader reads at a time: the entries a pass visits are often far apart
+
+
 class SpanReader:
-    """Byte ranges of a file, read in large sequential blocks (ranges must come in increasing order)."""
+    """Byte ranges of a file, read in sequential blocks (ranges must come in increasing order)."""
 
     def __init__(self, path: Path):
         self.f = open(path, "rb")
@@ -78,7 +81,7 @@ class SpanReader:
             else:
                 self.f.seek(a)
                 keep = b""
-            self.buf, self.base = keep + self.f.read(max(BLOCK, b - a - len(keep))), a
+            self.buf, self.base = keep + self.f.read(max(SPAN_READ, b - a - len(keep))), a
         at = a - self.base
         return self.buf[at:at + b - a]
 

@@ -228,8 +228,8 @@ _SEP_AT = re.Match.start
 def iter_blocks(path: Path) -> Iterator[tuple[int, memoryview, list[int], list[int]]]:
     """(offset, block, starts, ends) for a gcloud-format array: blocks of whole elements, block[starts[i]:ends[i]]
     the i-th, split exactly where iter_spans splits them (on gcloud's indentation). NotFast as iter_spans for a file
-    of another layout; whether each element is JSON is the caller's to check. Each block is a view of a buffer the
-    file was read into (nothing copied); `block.obj` is that buffer, which may run past the block."""
+    of another layout; whether each element is JSON is the caller's to check. Each block is a view of the bytes
+    read for it (nothing copied); `block.obj` is those bytes, which may run past the block."""
     size = path.stat().st_size
     with open(path, "rb") as f:
         head = f.read(1 << 16)
@@ -240,34 +240,24 @@ def iter_blocks(path: Path) -> Iterator[tuple[int, memoryview, list[int], list[i
     if first < 0:
         return  # an empty array
     with open(path, "rb") as f:
-        f.seek(first)
-        base, buf = first, _read_after(f, b"", min(BLOCK, last - first))
+        base, want = first, BLOCK
         while True:
+            f.seek(base)
+            buf = f.read(min(want, last - base))
             if base + len(buf) >= last:
-                cut, rest = last - base, b""
+                cut = last - base
             else:
                 cut = buf.rfind(ELEMENT_SEP)
                 if cut == -1:  # one element longer than a block
-                    grown = _read_after(f, buf, min(BLOCK, last - base - len(buf)))
-                    if len(grown) == len(buf):
+                    if len(buf) < min(want, last - base):
                         raise NotFast("file changed while read")
-                    buf = grown
+                    want *= 2
                     continue
-                rest, cut = bytes(buf[cut + 8:]), cut + 4
+                cut += 4
+            if len(buf) < cut:
+                raise NotFast("file changed while read")
             seps = list(map(_SEP_AT, SEP_RX.finditer(buf, 0, cut)))
             yield base, memoryview(buf)[:cut], [0, *map(add, seps, repeat(8))], [*map(add, seps, repeat(4)), cut]
-            if not rest and base + cut >= last:
+            if base + cut >= last:
                 return
-            base += cut + 4
-            buf = _read_after(f, rest, min(BLOCK, last - base - len(rest)))
-            if len(buf) == len(rest) and base + len(rest) < last:
-                raise NotFast("file changed while read")
-
-
-def _read_after(f, keep: bytes | bytearray, n: int) -> bytearray:
-    """A new buffer holding `keep` and then up to n more bytes of f, read straight into it."""
-    buf = bytearray(len(keep) + n)
-    buf[:len(keep)] = keep
-    got = f.readinto(memoryview(buf)[len(keep):])
-    del buf[len(keep) + (got or 0):]
-    return buf
+            base, want = base + cut + 4, BLOCK  # each block read afresh at its first element: nothing carried over

@@ -116,8 +116,8 @@ CHUNK = 1 << 16  # spool lines searched at a time by a capped query
 
 def _settled(idx: FileIndex, fh, q: LogQuery, plan: list, every: set[int], loose: set[int], bulk: list
              ) -> list[dict]:
-    """capped() on one file, searching the spool a chunk of lines at a time from the end its order starts at (the
-    newest first for desc): after each chunk, the candidates strictly beyond every unsearched line's time are
+    """capped() on one file, searching the spool a chunk of lines at a time, the chunk with the newest line first for
+    desc (the oldest for asc): after each chunk, the candidates strictly beyond every unsearched line's time are
     settled (nothing unsearched can come before them), and once q.limit of them hold, the rest is never searched."""
     desc, ts, route, limit = q.order == "desc", idx.ts, idx.route, cast(int, q.limit)
     patterns: dict[str, set[int]] = {}
@@ -125,10 +125,11 @@ def _settled(idx: FileIndex, fh, q: LogQuery, plan: list, every: set[int], loose
         patterns.setdefault(cast(tuple, bulk[r])[0], set()).add(r)
     lines = idx.spool.ordinals
     chunks = [(lo, min(lo + CHUNK, len(lines))) for lo in range(0, len(lines), CHUNK)] if patterns else []
-    if desc:
-        chunks.reverse()
     pick = max if desc else min
     bounds = [pick(map(ts.__getitem__, lines[lo:hi])) for lo, hi in chunks]
+    # the chunk holding the newest (oldest) line first, whatever order the file is in
+    ranked = sorted(range(len(chunks)), key=bounds.__getitem__, reverse=desc)
+    chunks, bounds = [chunks[i] for i in ranked], [bounds[i] for i in ranked]
     beyond: list[int | None] = [None] * len(chunks)  # the extreme time of the chunks after each
     for i in range(len(chunks) - 2, -1, -1):
         nxt = beyond[i + 1]
