@@ -22,8 +22,8 @@ import yaml
 from evals import scenarios as sc
 from evals.builder import Builder, dump
 
-# (slices, hosts per slice, duration) per size; 1M is about 256 hosts over 2 hours (the figure).
-SHAPES = {10_000: (2, 8, "30m"), 100_000: (4, 16, "1h"), 1_000_000: (16, 16, "2h")}
+# (slices, hosts per slice, duration) per size; 1M is about 256 hosts over 2 hours (the figure), 10M 512 over 4.
+SHAPES = {10_000: (2, 8, "30m"), 100_000: (4, 16, "1h"), 1_000_000: (16, 16, "2h"), 10_000_000: (32, 16, "4h")}
 CHUNK = 20_000  # entries per json.dumps call when streaming logs.json
 FAILURE_CLASS = "tpu_hardware_failure"
 

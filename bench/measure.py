@@ -1,6 +1,6 @@
 """One measurement of one incident, run in its own process so sizes and modes don't pollute each other's RSS.
 
-    python -m bench.measure replay|scan|duckdb-scan|baseline|live FOLDER
+    python -m bench.measure replay|scan|duckdb-scan|baseline|live|log-analytics FOLDER
 
 Prints one JSON object on stdout. `replay` is the real path (skill.api), `scan` the exact reader's bare scan (split
 and decode every element, nothing else), `duckdb-scan` DuckDB's, `baseline` the naive one (stdlib json and
@@ -170,6 +170,43 @@ def live(folder: Path) -> dict:
             "live_entries_transferred": logging.entries_sent, "data_gaps": d.data_gaps, **_verdict(d)}
 
 
+def log_analytics(folder: Path) -> dict:
+    """The Log Analytics path (diagnose_log_analytics, the real google-cloud-bigquery client) against the loopback
+    BigQuery fake holding the export as `_AllLogs` (loaded from the files by DuckDB), the objects from the Kubernetes
+    fake: BigQuery jobs, bytes they processed (the fake bills every referenced column of the whole table, as on-demand
+    BigQuery does without partition pruning), and one scan of the window's LogEntry columns for scale."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from skill.diagnose_live import diagnose_log_analytics
+    from skill.reading.records import format_ns
+    from skill.reading.sources.log_analytics import _FIELDS, LogAnalyticsSource
+    from skill.reading.sources.replay import ReplaySource
+    from evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery
+    from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
+
+    source = ReplaySource(folder)
+    inv = source.inventory()
+    objects = load_objects(folder)
+    jobset = next(o["metadata"]["name"] for o in objects if o.get("kind") == "JobSet")
+    t0 = time.perf_counter()
+    bq = FakeBigQuery([], project="logs-project", dataset="pathways_logs", files=[str(p) for p in source._log_files])
+    load = time.perf_counter() - t0
+    t1, c1 = time.perf_counter(), _cpu()
+    with BigQueryServer(bq) as srv, KubeServer(FakeKube(objects)) as ks:
+        d = diagnose_log_analytics("logs-project.pathways_logs", inv.clusters.most_common(1)[0][0], jobset,
+                                   namespace="default", start=format_ns(source.stats.first_ts),
+                                   end=format_ns(source.stats.last_ts), location=inv.locations.most_common(1)[0][0],
+                                   project=inv.projects.most_common(1)[0][0], kube=True, kube_server=ks.url,
+                                   bigquery_endpoint=srv.url, deadline_s=3000)
+        seconds, cpu = time.perf_counter() - t1, _cpu() - c1
+        one = LogAnalyticsSource("logs-project.pathways_logs", endpoint=srv.url).one_scan_bytes(
+            source.stats.first_ts, source.stats.last_ts)
+    jobs = bq.query_jobs
+    return {"seconds": seconds, "cpu_seconds": cpu, "load_seconds": load, "log_analytics_queries": len(jobs),
+            "log_analytics_bytes": sum(int(j["statistics"]["totalBytesProcessed"]) for j in jobs),
+            "log_analytics_one_scan_bytes": one, "columns_bytes": sum(bq.column_bytes[c] for c in _FIELDS),
+            "rows": sum(len(j["_rows"]) for j in jobs), "peak_rss_mib": _rss_mib(), **_verdict(d)}
+
+
 def scan(folder: Path) -> dict:
     """The exact reader's bare scan of the export's log files, its physical reference: every element split off on
     gcloud's layout and decoded with orjson (skill.reading.sources.files.iter_spans), nothing else."""
@@ -205,7 +242,8 @@ def duckdb_scan(folder: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     mode, folder = (argv or sys.argv[1:])[:2]
-    fn = {"replay": replay, "baseline": baseline, "live": live, "scan": scan, "duckdb-scan": duckdb_scan}[mode]
+    fn = {"replay": replay, "baseline": baseline, "live": live, "scan": scan, "duckdb-scan": duckdb_scan,
+          "log-analytics": log_analytics}[mode]
     print(json.dumps(fn(Path(folder))))
     return 0
 

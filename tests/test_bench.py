@@ -16,9 +16,17 @@ FIELDS = ("entries", "replay_seconds", "entries_per_second", "baseline_entries_p
 SMOKE = 3000
 
 
+def _bigquery() -> bool:
+    try:
+        import google.cloud.bigquery  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @pytest.fixture(scope="module")
 def row(tmp_path_factory):
-    return measure(SMOKE, tmp_path_factory.mktemp("bench"))
+    return measure(SMOKE, tmp_path_factory.mktemp("bench"), log_analytics=_bigquery())
 
 
 def test_smoke_row_has_every_field_and_the_injected_failure(row):
@@ -30,6 +38,9 @@ def test_smoke_row_has_every_field_and_the_injected_failure(row):
     assert SMOKE * 0.7 <= row["entries"] <= SMOKE * 1.3
     assert row["scan_entries"] == row["entries"]  # the bare scan reads the same export
     assert "entries/CPU s" in table([row]) and "replay/scan" in table([row])
+    if _bigquery():  # the Log Analytics path through the BigQuery fake: two scans, replay's verdict
+        assert row["log_analytics_same_as_replay"] and 1 <= row["log_analytics_queries"] <= 2
+        assert row["log_analytics_bytes"] <= 2 * row["log_analytics_one_scan_bytes"]
 
 
 def test_check_names_every_target(row):
@@ -45,7 +56,7 @@ def test_small_sizes_are_held_only_to_their_own_targets(row):
     """`--sizes 10000` checks what is stated for every size (digest, evidence), not the 1M speed target."""
     slow = {**row, "entries_per_second": 1, "speedup": 0.1, "peak_rss_mib": 4096, "live_requests": 999}
     names = [n for n, _ok, _d in check([slow])]
-    assert names and all("digest" in n or "evidence" in n for n in names)
+    assert names and all("digest" in n or "evidence" in n or "Log Analytics" in n for n in names)
     assert all(ok for _n, ok, _d in check([slow]))
 
 

@@ -16,7 +16,7 @@ from skill.diagnose_live import diagnose_log_analytics  # noqa: E402
 from skill.errors import InputError, SourceError  # noqa: E402
 from skill.reading.evaluate import compile_filter  # noqa: E402
 from skill.reading.sources.base import LogQuery  # noqa: E402
-from skill.reading.sources.log_analytics import LogAnalyticsSource, loosen  # noqa: E402
+from skill.reading.sources.log_analytics import _FIELDS, LogAnalyticsSource, loosen  # noqa: E402
 from skill.reading.query import parse  # noqa: E402
 from tests.conftest import CASES, expected  # noqa: E402
 
@@ -63,6 +63,11 @@ def test_log_analytics_equals_replay(case, replayed):
     line = next(g for g in d.data_gaps if g.startswith("Log Analytics: "))
     assert f"{len(jobs)} BigQuery queries on {DATASET}._AllLogs scanned {scanned:,} bytes" in line
     assert all("_AllLogs" in sql and sql.lstrip().startswith("SELECT") for sql in c.bq.sql_received)
+    # one scan for phases one to three (the node reads and presence probes answered from its rows), one for four/five
+    assert len(jobs) <= 2
+    one_scan = sum(c.bq.column_bytes[col] for col in _FIELDS)
+    assert scanned <= 2 * one_scan
+    assert all(" WHERE timestamp >= " in sql for sql in c.bq.sql_received)  # the window is a top-level range
 
 
 def test_max_bytes_refuses_before_any_query_runs():
@@ -70,7 +75,7 @@ def test_max_bytes_refuses_before_any_query_runs():
         with pytest.raises(SourceError) as err:
             c.diagnose(max_bytes=1000)
     msg = str(err.value)
-    assert "\n" not in msg and "'control-plane'" in msg and "above --max-bytes 1,000" in msg
+    assert "\n" not in msg and "'control-plane and 12 more'" in msg and "above --max-bytes 1,000" in msg
     assert not c.bq.query_jobs  # only the dry run went out
 
 
@@ -78,7 +83,8 @@ def test_sql_error_is_a_data_gap():
     with Case(EQUAL_CASES[0]) as c:
         c.bq.fail_sql = 1
         d = c.diagnose()
-    assert any(g.startswith("Log Analytics refused query 'control-plane' (HTTP 400") for g in d.data_gaps)
+    # the one scan of phase one was refused; its queries were then read one by one, as before scans were combined
+    assert any(g.startswith("Log Analytics refused query 'control-plane and 12 more' (HTTP 400") for g in d.data_gaps)
     assert d.failure_class == expected(EQUAL_CASES[0])["failure_class"]
 
 

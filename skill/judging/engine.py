@@ -16,7 +16,7 @@ from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
 from ..understanding.model import Workload
 from ..reading.objects import jobset_records, node_records, pod_records
-from ..understanding.queries import (Scope, context_queries, last_words_queries, node_queries, presence_queries,
+from ..understanding.queries import (Scope, ahead_queries, context_queries, last_words_queries, node_queries, presence_queries,
                                     workload_queries)
 from ..reading.records import Record, parse_ts, record_from_entry, record_from_event
 from ..understanding.signals import Matcher, Signal, addressed_to_a_reader
@@ -224,6 +224,9 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col = Collector(model, digest)
     col.index_object_events([o for o in mine if o.get("kind") == "Event"])
     q1 = workload_queries(scope)
+    expect = getattr(source, "expect", None)
+    if expect is not None:  # a source that pays per scan reads phases two and three with phase one
+        expect(ahead_queries(scope))
     col.take_entries(source.read(q1))
     nodes = sorted(model.nodes)
     q2 = node_queries(scope, nodes) if nodes else []
@@ -243,9 +246,10 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     verdict = classify(model, col.causes, col.symptoms)
     continued = _continued(verdict)
     q4 = context_queries(scope, continued)
-    context = _context(source.read(q4), continued) if q4 else ()
     q5 = _last_words_queries(scope, model, verdict)
-    words = _records(source.read(q5)) if q5 else ()
+    late = list(source.read(q4 + q5)) if q4 or q5 else []  # phases four and five: one read
+    context = _context([p for p in late if p[0] in q4], continued) if q4 else ()
+    words = _records([p for p in late if p[0] in q5]) if q5 else ()
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
                     time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4 + q5), context, words)
 

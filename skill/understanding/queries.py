@@ -146,6 +146,52 @@ def node_batches(nodes: list[str], fixed_chars: int) -> list[list[str]]:
     return batches
 
 
+def ahead_queries(scope: Scope) -> list[LogQuery]:
+    """Phases two and three as templates, for a source that pays per scan (Source.expect): each node read without
+    its node names (node_queries(scope, nodes) is each of these AND a list of names), and the presence probes as the
+    newest entry of each route. Read with phase one, they answer phases two and three without scanning again."""
+    node, serial = _node_kinds(scope), presence_kinds(scope)
+    return ([LogQuery(f"{name}-any", build(None)) for name, build in node] +
+            [LogQuery(f"{name}-any", build(None), "desc", 1, per_route=True) for name, build in serial])
+
+
+def _names(names: str | None, term: str) -> str:
+    """The node-names term of a node read (`term(a OR b) `), or nothing for its template."""
+    return "" if names is None else f"{term}({names}) "
+
+
+SERIAL_NAME = 'labels."compute.googleapis.com/resource_name"='
+
+
+def _node_kinds(scope: Scope) -> tuple:
+    node_rx = quote(pushdown_regex("node"))
+    serial_rx = quote(pushdown_regex("serial"))
+    return (
+        ("node-logs", lambda names: f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                    f"{_names(names, 'resource.labels.node_name=')}"
+                                    f'(log_id("kubelet") OR log_id("node-problem-detector") OR log_id("container-runtime")) '
+                                    f"(textPayload=~{node_rx} OR jsonPayload.MESSAGE=~{node_rx} OR jsonPayload.message=~{node_rx})"),
+        ("node-events", lambda names: (f'log_id("events") resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                       f"{_names(names, 'jsonPayload.involvedObject.name=')}").rstrip()),
+        ("serial", lambda names: f'log_id("{SERIAL_LOG}") {_window(scope)} '
+                                 f"{_names(names, SERIAL_NAME)}textPayload=~{serial_rx}"),
+        ("gce", lambda names: (f'(log_id("cloudaudit.googleapis.com/system_event") OR '
+                               f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" '
+                               f"{_window(scope)} {_names(names, 'protoPayload.resourceName:')}").rstrip()),
+    )
+
+
+def presence_kinds(scope: Scope) -> tuple:
+    """(name, filter of a list of node names, or of none for the template) of the two presence probes."""
+    return (
+        ("node-logs-present", lambda names: f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
+                                            f"{_names(names, 'resource.labels.node_name=')}"
+                                            + "(" + " OR ".join(f'log_id("{n}")' for n in NODE_LOGS) + ")"),
+        ("serial-present", lambda names: (f'log_id("{SERIAL_LOG}") {_window(scope)} '
+                                          f"{_names(names, SERIAL_NAME)}").rstrip()),
+    )
+
+
 def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
     """Phase two: what the nodes the pods ran on, and their VMs, said (kubelet, NPD, serial console, GCE, events).
 
@@ -153,21 +199,7 @@ def node_queries(scope: Scope, nodes: list[str]) -> list[LogQuery]:
     they take fewer names per filter than the node events and GCE audit reads (one request each for a few hundred
     nodes), which keeps a big fleet's request count down.
     """
-    node_rx = quote(pushdown_regex("node"))
-    serial_rx = quote(pushdown_regex("serial"))
-    kinds = (
-        ("node-logs", lambda names: f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
-                                    f"resource.labels.node_name=({names}) "
-                                    f'(log_id("kubelet") OR log_id("node-problem-detector") OR log_id("container-runtime")) '
-                                    f"(textPayload=~{node_rx} OR jsonPayload.MESSAGE=~{node_rx} OR jsonPayload.message=~{node_rx})"),
-        ("node-events", lambda names: f'log_id("events") resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
-                                      f"jsonPayload.involvedObject.name=({names})"),
-        ("serial", lambda names: f'log_id("{SERIAL_LOG}") {_window(scope)} '
-                                 f'labels."compute.googleapis.com/resource_name"=({names}) textPayload=~{serial_rx}'),
-        ("gce", lambda names: f'(log_id("cloudaudit.googleapis.com/system_event") OR '
-                              f'log_id("cloudaudit.googleapis.com/activity")) resource.type="gce_instance" {_window(scope)} '
-                              f"protoPayload.resourceName:({names})"),
-    )
+    kinds = _node_kinds(scope)
     queries = []
     for name, build in kinds:
         fixed = len(build("")) + 200  # the filter without its names, with a margin
@@ -187,15 +219,12 @@ def presence_queries(scope: Scope, nodes: list[str], logs_seen: set[str]) -> lis
     if not nodes:
         return []
     names = " OR ".join(quote(n) for n in node_batches(nodes, len(_window(scope)) + len(_cluster(scope)) + 400)[0])
+    (logs_name, logs), (serial_name, serial) = presence_kinds(scope)
     queries = []
     if not set(NODE_LOGS) & logs_seen:
-        queries.append(LogQuery("node-logs-present", f'resource.type="k8s_node" {_cluster(scope)} {_window(scope)} '
-                                                     f"resource.labels.node_name=({names}) "
-                                                     + "(" + " OR ".join(f'log_id("{n}")' for n in NODE_LOGS) + ")",
-                                "desc", 1))
+        queries.append(LogQuery(logs_name, logs(names), "desc", 1))
     if not any(log.startswith("serialconsole.googleapis.com") for log in logs_seen):
-        queries.append(LogQuery("serial-present", f'log_id("{SERIAL_LOG}") {_window(scope)} '
-                                                  f'labels."compute.googleapis.com/resource_name"=({names})', "desc", 1))
+        queries.append(LogQuery(serial_name, serial(names), "desc", 1))
     return queries
 
 

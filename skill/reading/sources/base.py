@@ -27,6 +27,8 @@ class LogQuery:
     filter: str
     order: str = "asc"  # "asc" or "desc", as Cloud Logging's orderBy "timestamp asc|desc"
     limit: int | None = None
+    # a template announced to a source ahead (Source.expect): the limit holds per route (logName, resource, labels)
+    per_route: bool = False
 
 
 @dataclass
@@ -47,7 +49,11 @@ class SourceStats:
 
 
 class Source(Protocol):
-    """A place the evidence comes from: an export folder, or Cloud Logging plus the Kubernetes API."""
+    """A place the evidence comes from: an export folder, or Cloud Logging plus the Kubernetes API.
+
+    A source that pays per scan may also offer `expect(templates)`: the engine announces there, before its first
+    read, templates of the reads it will make later (LogQuery, `per_route` where its limit holds per route), so one
+    scan can serve several phases (skill/reading/sources/log_analytics.py). The others need not have it."""
 
     stats: SourceStats
 

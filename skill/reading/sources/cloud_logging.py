@@ -351,6 +351,12 @@ class LiveSource:
                 self._objects = usable_objects(self.kube.objects(), self.stats)
         return self._objects
 
+    def expect(self, queries: Sequence[LogQuery]) -> None:
+        """Pass templates of later reads on to a log source that reads ahead (Log Analytics); others ignore them."""
+        ahead = getattr(self.logging, "expect", None)
+        if ahead is not None:
+            ahead(queries)
+
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
         for q, entry in self.logging.read(queries):
             if self.keep and isinstance(entry.get("insertId"), str):

@@ -62,19 +62,18 @@ ELEMENT_SEP = b"\n  },\n  {"  # between two elements of gcloud's 2-space-indente
 BLOCK = 16 << 20  # bytes read at a time by the fast reader; what it holds in memory, whatever the file size
 
 
+SPAN_READ = 1 << 18  # bytes SpanReader reads at a time: the entries a pass visits are often far apart
+
+
 class SpanReader:
-    """Byte ranges of a file, read in large sequential blocks (ranges must come in increasing order)."""
+    """Byte ranges of a file, read in sequential blocks (ranges must come in increasing order)."""
 
     def __init__(self, path: Path):
         self.f = open(path, "rb")
         self.buf, self.base = b"", 0
 
     def get(self, a: int, b: int) -> bytes:
-        buf, at = self.view(a, b)
-        return buf[at:at + b - a]
-
-    def view(self, a: int, b: int) -> tuple[bytes, int]:
-        """The buffer holding [a, b) and where a is in it (so a caller can slice a part without copying the rest)."""
+        """The bytes [a, b) of the file."""
         end = self.base + len(self.buf)
         if not (self.base <= a and b <= end):
             if self.base <= a < end:
@@ -82,8 +81,9 @@ class SpanReader:
             else:
                 self.f.seek(a)
                 keep = b""
-            self.buf, self.base = keep + self.f.read(max(BLOCK, b - a - len(keep))), a
-        return self.buf, a - self.base
+            self.buf, self.base = keep + self.f.read(max(SPAN_READ, b - a - len(keep))), a
+        at = a - self.base
+        return self.buf[at:at + b - a]
 
     def close(self) -> None:
         self.f.close()
@@ -119,7 +119,8 @@ def iter_spans(path: Path) -> Iterator[tuple[int, int, object, bytes]]:
         raise NotFast("not a gcloud array or JSON Lines")
 
 
-def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object, bytes]]:
+def array_bounds(path: Path, size: int, head: bytes, i: int) -> tuple[int, int]:
+    """(start of the first element, end of the last) of a gcloud-format array; (-1, -1) for an empty array."""
     at, tail = _tail(path, size)
     close = tail.rfind(b"]")
     if close == -1 or tail[close + 1:].strip():
@@ -127,14 +128,20 @@ def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[i
     first = head.find(b"{", i)
     if first == -1:
         if head[i + 1:].strip() == b"]" or (size <= len(head) and not head[i + 1:].strip(b" \t\r\n]")):
-            return  # an empty array
+            return -1, -1  # an empty array
         raise NotFast("not an array of objects")
     if head[i + 1:first].strip():
         raise NotFast("not an array of objects")
     last = tail.rfind(b"\n  }", 0, close)
     if last == -1 or tail[last + 4:close].strip():
         raise NotFast("not gcloud's layout")
-    last += at + 4  # absolute end of the last element
+    return first, last + at + 4  # absolute end of the last element
+
+
+def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[int, int, object, bytes]]:
+    first, last = array_bounds(path, size, head, i)
+    if first < 0:
+        return
     loads = orjson.loads
     with open(path, "rb") as f:
         buf, base, pos = f.read(BLOCK), 0, first

@@ -1,10 +1,11 @@
-"""Replay's index of one log file: per usable entry its timestamp, byte span, route and text span, not the entry."""
+"""Replay's index of one log file: per usable entry its timestamp, byte span, route and flags, not the entry."""
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
-from itertools import chain
+from itertools import compress
+from operator import not_
 from pathlib import Path
 
 from .files import BLOCK, FileReport
@@ -12,26 +13,84 @@ from .spool import TextSpool
 
 
 class FileIndex:
-    """Per usable entry of one file: timestamp, byte span, route and text span (41 bytes an entry), the entry
-    numbers of each route, and the spool of verbatim texts (skill.reading.sources.spool)."""
+    """Per usable entry of one file: timestamp, byte span, route, whether its timestamp is in the UTC spelling and
+    whether its text is in the spool (34 bytes an entry), and the spool of verbatim texts (skill.reading.sources.spool)."""
 
     def __init__(self, report: FileReport):
         self.report = report
         self.ts, self.start, self.end, self.route = array("q"), array("q"), array("q"), array("l")
         self.utc = array("b")  # the timestamp field itself is in the UTC spelling (so ts decides time terms)
-        self.text = array("q")  # see text_at
-        # route -> (its entries, those of them not in the spool): filled by ReplaySource._build_index
-        self.by_route: dict[int, tuple[array, array]] = {}
+        self.inspool = array("b")  # the entry's only payload is a textPayload held verbatim, and it is in the spool
         self.spool = TextSpool()  # the verbatim texts of the entries with a UTC timestamp
+        self._pending: tuple[list[int], list[bytes]] = ([], [])
         self.first_ts = self.last_ts = 0
+        self._by_route: list[array] | None = None
+        self._unspooled: dict[int, array] = {}  # route -> its entries not in the spool
+
+    def add_text(self, ordinal: int, text: bytes) -> None:
+        """Spool one entry's text (batched, so the work per text stays in C)."""
+        ords, texts = self._pending
+        ords.append(ordinal)
+        texts.append(text)
+        if len(ords) >= SPOOL_BATCH:
+            self.spool.extend(*self._flush())
+
+    def add_texts(self, ordinals: list[int], texts: list[bytes]) -> None:
+        """Spool a block's texts, after any pending (the spool's lines stay in entry order)."""
+        if self._pending[0]:
+            self.spool.extend(*self._flush())
+        self.spool.extend(ordinals, texts)
+
+    def add_quoted(self, ordinals: list[int], quoted: list) -> bool:
+        """Spool a block's texts given as JSON string literals (TextSpool.extend_quoted); False if one is not plain."""
+        if self._pending[0]:
+            self.spool.extend(*self._flush())
+        return self.spool.extend_quoted(ordinals, quoted)
+
+    def _flush(self) -> tuple[list[int], list[bytes]]:
+        out, self._pending = self._pending, ([], [])
+        return out
 
     def finish(self) -> None:
-        """Take the time span once every entry is in (the arrays are filled by _build_index)."""
+        """Spool what is pending and take the time span once every entry is in."""
+        self.spool.extend(*self._flush())
         if self.ts:
             self.first_ts, self.last_ts = min(self.ts), max(0, max(self.ts))  # as the reference reader counts
 
     def route_counts(self) -> Counter:
-        return Counter({rid: len(ords[0]) for rid, ords in self.by_route.items()})
+        return Counter(self.route)
+
+    def by_route(self) -> list[array]:
+        """Per route, its entries in file order (made once, on the first read)."""
+        if self._by_route is None:
+            lists: list[array] = [array("q") for _ in range(max(self.route, default=-1) + 1)]
+            adds = [a.append for a in lists]
+            for o, r in enumerate(self.route):
+                adds[r](o)
+            self._by_route = lists
+        return self._by_route
+
+    def entries(self, every: set[int], loose: set[int]) -> list[int]:
+        """The entries of the routes in `every`, and those not in the spool of the routes in `loose`, in file order."""
+        by, inspool = self.by_route(), self.inspool
+        out: list[int] = []
+        for r in every:
+            if r < len(by):
+                out += by[r]
+        unspooled = self._unspooled
+        for r in loose - every:
+            if r < len(by):
+                if r not in unspooled:
+                    ords = by[r]
+                    unspooled[r] = array("q", compress(ords, map(not_, map(inspool.__getitem__, ords))))
+                out += unspooled[r]
+        out.sort()
+        return out
+
+    def searched(self, pattern: str, rids: set[int]) -> set[int]:
+        """The spool's candidates for pattern among the entries of routes rids."""
+        route = self.route
+        return {o for o in self.spool.candidates(pattern) if route[o] in rids}
 
     def visits(self, plans: list, bulk: list) -> tuple[list[int], dict[str, set[int]]]:
         """The entries to look at, in file order, and per searched pattern the entries of the spool it may match.
@@ -40,33 +99,17 @@ class FileIndex:
         queries all test the text with a regex (bulk[route], their patterns), the entries in the spool are only
         those whose text the spool's search found for one of them (and each query's test runs only where its
         own pattern was found)."""
-        every: list = []
+        every = {r for r, (plan, b) in enumerate(zip(plans, bulk)) if plan and b is None}
+        loose = {r for r, (plan, b) in enumerate(zip(plans, bulk)) if plan and b is not None}
         wanted: dict = {}
-        for rid, (ords, loose) in self.by_route.items():
-            if not plans[rid]:
-                continue
-            if bulk[rid] is None:
-                every.append(ords)
-            else:
-                every.append(loose)
-                for pattern in bulk[rid]:
-                    wanted.setdefault(pattern, set()).add(rid)
-        route, found = self.route, {}
-        for pattern, rids in wanted.items():
-            found[pattern] = {o for o in self.spool.candidates(pattern) if route[o] in rids}
-        return sorted(set().union(*found.values()).union(chain(*every))), found
+        for rid in loose:
+            for pattern in bulk[rid]:
+                wanted.setdefault(pattern, set()).add(rid)
+        found = {pattern: self.searched(pattern, rids) for pattern, rids in wanted.items()}
+        return sorted(set().union(*found.values()).union(self.entries(every, loose))), found
 
 
-def text_at(doc: dict, raw: bytes) -> int:
-    """Where the entry's bytes hold its textPayload's UTF-8 verbatim, as start << 32 | end within raw; -1 if they
-    don't (escapes, another payload beside it, no textPayload). Found by searching for those very bytes, so
-    whatever spans it gives hold exactly the string, however the JSON around it is laid out."""
-    text = doc.get("textPayload")
-    if type(text) is not str or "jsonPayload" in doc or "protoPayload" in doc or len(raw) >= 1 << 32:
-        return -1
-    enc = text.encode("utf-8", "surrogatepass")
-    j = raw.rfind(enc)  # gcloud sorts the keys: textPayload comes last but one, so from the end is quickest
-    return -1 if j < 0 else j << 32 | (j + len(enc))
+SPOOL_BATCH = 1 << 16  # verbatim texts handed to the spool at a time
 
 
 class LineCounter:

@@ -30,10 +30,12 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ...errors import InputError, SourceError
-from ..query import And, Node, Not, Or, parse
+from ..query import parse, parse_cached
+from .plan import _fields
+from .scan import ROUTING, conjuncts, loosen, ordered, scan_sql, time_terms, way
 from ..evaluate import compile_filter
 from ..records import parse_ts
 from ..sql import ALL_LOGS, Uncompilable, compile_sql
@@ -63,6 +65,7 @@ class Usage:
     bytes_estimated: int = 0
     largest: tuple[str, int] = ("", 0)  # the query with the largest estimate
     loosened: int = 0  # queries fetched through a looser SQL filter (a part was Uncompilable)
+    answered_here: int = 0  # queries answered from rows an earlier scan fetched for a template containing them
     decided_here: int = 0  # rows skill.reading.query decided (SQL NULL or a loosened query)
 
 
@@ -84,28 +87,6 @@ def make_bigquery_client(project: str, endpoint: str | None = None, location: st
                           "(see README, 'Log Analytics')") from err
     options = {"api_endpoint": endpoint.rstrip("/")} if endpoint else None
     return google_client(bigquery.Client, endpoint, project=project, client_options=options, location=location)
-
-
-def loosen(node: Node) -> Node | None:
-    """A filter matching at least what node matches, built only from parts with an exact SQL form; None: none is."""
-    match node:
-        case And(items):
-            kept = [k for k in (loosen(i) for i in items) if k is not None]
-            return And(tuple(kept)) if kept else None
-        case Or(items):
-            loose = [loosen(i) for i in items]
-            return None if any(k is None for k in loose) else Or(tuple(cast(list[Node], loose)))
-        case Not(item):
-            return node if _exact(item) else None
-    return node if _exact(node) else None
-
-
-def _exact(node: Node) -> bool:
-    try:
-        compile_sql(node, ALL_LOGS)
-        return True
-    except Uncompilable:
-        return False
 
 
 def _ts(value) -> str | None:
@@ -155,21 +136,125 @@ class LogAnalyticsSource:
         self.usage = Usage()
         self._summary: str | None = None
         self._where: dict[str, tuple[str, bool]] = {}  # filter -> (its SQL condition, exact)
+        self._expected: list[LogQuery] = []  # templates announced by expect()
+        self._fetched: list[tuple[LogQuery, list | None]] = []  # templates fetched (None: refused or cut short)
+        self._alone: set[LogQuery] = set()  # queries to read with a job of their own
 
     def objects(self) -> list[dict]:
         return []
 
+    def expect(self, queries: Sequence[LogQuery]) -> None:
+        """Queries the engine may send later, each wider than what it will send (a template: the later query is this
+        filter AND more terms). Their rows are fetched with the next scan, so a later query they contain is answered
+        here without another scan of the table. A template with `per_route` keeps only its newest (or oldest) `limit`
+        rows of each route (logName, resource, labels): it answers a later query whose extra terms read only those
+        fields and whose limit is no larger (the presence probes)."""
+        self._expected += [q for q in queries if q not in self._expected]
+
     def read(self, queries: Sequence[LogQuery]) -> Iterator[tuple[LogQuery, dict]]:
+        """Every query's entries: those a fetched template answers from its rows, the rest (with any templates still
+        to fetch) tagged in one BigQuery scan of the window."""
         try:
+            local = {q: self._cached(q) for q in queries}
+            todo = [q for q in queries if local[q] is None]
+            fetched = self._scan(todo) if todo else {}
             for q in queries:
-                yield from self._read_one(q)
+                got = local[q] if local[q] is not None else fetched.get(q)
+                if got is None:  # refused (a gap says so) or to be read on its own
+                    if q in self._alone:
+                        yield from self._read_one(q)
+                    continue
+                for e in got:
+                    yield q, self._count(e)
+                self.progress(f"Log Analytics: {q.name}: {len(got)} entries")
         finally:
             self._account()
 
-    # -- one query ------------------------------------------------------------------------------------------
+    def _count(self, e: dict) -> dict:
+        ts = parse_ts(e.get("timestamp")) or parse_ts(e.get("receiveTimestamp"))
+        if ts:
+            self.stats.last_ts = max(self.stats.last_ts, ts)
+            self.stats.first_ts = min(self.stats.first_ts, ts) if self.stats.first_ts else ts
+        self.stats.entries_read += 1
+        return e
 
-    def sql(self, q: LogQuery, limit: int | None) -> tuple[str, bool]:
-        """The BigQuery SQL for q (LIMIT `limit`), and whether its WHERE is q's filter exactly (not loosened)."""
+    # -- one scan for many queries ------------------------------------------------------------------------------
+
+    def _cached(self, q: LogQuery) -> list[dict] | None:
+        """q's entries from a fetched template that contains it, or None."""
+        items = set(conjuncts(parse_cached(q.filter)))
+        for t, rows in self._fetched:
+            if rows is None:
+                continue
+            extra = items - set(conjuncts(parse_cached(t.filter)))
+            if not items >= set(conjuncts(parse_cached(t.filter))):
+                continue
+            if t.per_route and not (q.limit and t.limit and q.limit <= t.limit and q.order == t.order and
+                                    all((f := _fields(x)) is not None and f <= ROUTING for x in extra)):
+                continue
+            test = compile_filter(q.filter)
+            keep = [r for r in rows if test(to_entry(r))]
+            self.usage.answered_here += 1
+            return self._cut(q, ordered(keep, q.order))
+        return None
+
+    def _cut(self, q: LogQuery, rows: list) -> list[dict]:
+        if q.limit:
+            rows = rows[:q.limit]
+        elif len(rows) > self.max_rows:
+            rows = rows[:self.max_rows]
+            self.stats.gap(f"Log Analytics query {q.name!r} cut short at {self.max_rows} rows (the per-query cap); "
+                           f"later entries were not read")
+        return [to_entry(r) for r in rows]
+
+    def _scan(self, queries: list[LogQuery]) -> dict[LogQuery, list[dict]]:
+        """One BigQuery job for `queries` and the templates not fetched yet: each row tagged with the ones it may
+        match (within each one's LIMIT, ranked as its own query would be), the window a top-level timestamp range."""
+        templates = [t for t in self._expected if t not in [f for f, _ in self._fetched]]
+        tagged = [*queries, *templates]
+        conds, exact = zip(*(self._condition(q) for q in tagged))
+        # a query's own LIMIT where exact; a template per route: its limit; else the per-query cap (+1: was it hit?)
+        limits = [q.limit if q.limit and (ok or q.per_route) else self.max_rows + 1 for q, ok in zip(tagged, exact)]
+        sql = scan_sql(self.table, list(_FIELDS), tagged, conds, limits)
+        name = queries[0].name + (f" and {len(tagged) - 1} more" if len(tagged) > 1 else "")
+        rows = self._run(LogQuery(name, ""), sql)
+        if rows is None:  # refused: each query is read with a job of its own, as before the scans were combined
+            self._fetched += [(t, None) for t in templates]
+            self._alone.update(queries)
+            return {}
+        out: dict[LogQuery, list[dict]] = {}
+        for k, q in enumerate(tagged):
+            mine = [r for r in rows if r.get(f"m{k}")]
+            if q in templates:  # kept only when it holds every row it stands for: not cut by the row cap, and
+                # when ranked per route, no undecided row (one the reference may reject) took a route's place
+                whole = exact[k] and (not any(r.get(f"u{k}") for r in mine) if q.per_route
+                                      else len(mine) <= self.max_rows)
+                self._fetched.append((q, mine if whole else None))
+                continue
+            if not exact[k]:
+                self.usage.loosened += 1
+            test = None
+            keep, rejected = [], 0
+            for r in mine:
+                if exact[k] and not r.get(f"u{k}"):
+                    keep.append(r)
+                    continue
+                test = test or compile_filter(q.filter)
+                self.usage.decided_here += 1
+                if test(to_entry(r)):
+                    keep.append(r)
+                else:
+                    rejected += 1
+            if exact[k] and q.limit and rejected and len(mine) >= q.limit:
+                self._alone.add(q)  # undecided rows took places of its LIMIT and were not matches: read it alone
+                continue
+            if len(mine) > self.max_rows and not (exact[k] and q.limit):
+                keep = keep[:self.max_rows + 1]
+            out[q] = self._cut(q, ordered(keep, q.order))
+        return out
+
+    def _condition(self, q: LogQuery) -> tuple[str, bool]:
+        """q's filter as a BigQuery condition (loosened to a superset when a part has no SQL form), and whether exact."""
         if q.filter not in self._where:
             node = parse(q.filter)
             pred: Expression | None
@@ -179,11 +264,27 @@ class LogAnalyticsSource:
                 looser, exact = loosen(node), False
                 pred = compile_sql(looser, ALL_LOGS) if looser is not None else None
             self._where[q.filter] = ("TRUE" if pred is None else pred.sql(dialect="bigquery")), exact
-        cond, exact = self._where[q.filter]
-        way = "DESC" if q.order == "desc" else "ASC"
+        return self._where[q.filter]
+
+    def one_scan_bytes(self, start_ns: int, end_ns: int) -> int:
+        """What one scan of the window's LogEntry columns would process (a dry run): the yardstick for a diagnosis."""
+        from google.cloud import bigquery
+
+        t = time_terms(start_ns, end_ns)
+        sql = f"SELECT {', '.join(_FIELDS)} FROM `{self.table}` WHERE {t}"
+        dry = self.client.query(sql, job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False),
+                                location=self.location, timeout=self.timeout_s)
+        return int(dry.total_bytes_processed or 0)
+
+    # -- one query ------------------------------------------------------------------------------------------
+
+    def sql(self, q: LogQuery, limit: int | None) -> tuple[str, bool]:
+        """The BigQuery SQL for q (LIMIT `limit`), and whether its WHERE is q's filter exactly (not loosened)."""
+        cond, exact = self._condition(q)
+        order = way(q)
         cols = ", ".join(_FIELDS)
         return (f"SELECT {cols}, p IS NULL AS unsure FROM (SELECT {cols}, ({cond}) AS p FROM `{self.table}`) "
-                f"WHERE p IS NOT FALSE ORDER BY timestamp {way}, insert_id {way}"
+                f"WHERE p IS NOT FALSE ORDER BY timestamp {order}, insert_id {order}"
                 + (f" LIMIT {limit}" if limit else "")), exact
 
     def _read_one(self, q: LogQuery) -> Iterator[tuple[LogQuery, dict]]:
@@ -352,6 +453,7 @@ class LogAnalyticsSource:
                 f"({u.dry_runs} dry runs estimated {u.bytes_estimated:,}; largest {u.largest[0] or '-'} "
                 f"{u.largest[1]:,})" + (f"; limit --max-bytes {self.max_bytes:,} per query" if self.max_bytes
                                          is not None else "")
+                + (f"; {u.answered_here} queries answered from an earlier scan's rows" if u.answered_here else "")
                 + (f"; {u.loosened} queries fetched wider and filtered exactly here" if u.loosened else "")
                 + (f"; {u.decided_here} rows decided by the reference evaluator" if u.decided_here else ""))
         if self._summary in self.stats.gaps:

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import heapq
-from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import cast
-from itertools import chain, islice
+from itertools import chain, islice, repeat
+from operator import add
 from pathlib import Path
 
 from ...errors import InputError
+import msgspec
 import orjson
 
 from ..objects import usable_objects
 from ..evaluate import compile_filter
 from .inventory import Inventory, is_k8s_object, is_log_entry, tally
-from .index import FileIndex, LineCounter, text_at as _text_at
+from .heads import Routes, ascii_or_utf8, iter_blocks, decode_head, get_ts, load_entry, route_ids, spooled, usual, utc_times, verbatim, verbatim_text
+from .passes import capped, planned
+from .index import FileIndex, LineCounter
 from .plan import compile_route_filter, route_plan, text_gate
 from .spool import bulk_patterns
 from ..records import parse_ts, parse_utc
@@ -48,8 +51,8 @@ class ReplaySource:
         self._counted: set[Path] = set()
         self._indexed = False
         self._index: dict[Path, FileIndex] = {}
-        self._routes: dict[bytes, int] = {}
         self._skeletons: list[dict] = []
+        self._routes = Routes(self._skeletons)
         self._scan()
 
     def _scan(self) -> None:
@@ -206,57 +209,94 @@ class ReplaySource:
         self._finish(idx.report)
 
     def _build_index(self, path: Path) -> FileIndex | None:
+        """The file's index: a gcloud array block by block (routing fields typed, no dict per entry), JSON Lines line
+        by line; None when the reference reader must take the file (a value orjson rejects, another layout)."""
         report = FileReport(path)
         idx = FileIndex(report)
-        routes, skeletons = self._routes, self._skeletons
-        dumps = orjson.dumps
-        lines = LineCounter(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
-        add_ts, add_start, add_end, add_route, add_utc, add_text = (
-            idx.ts.append, idx.start.append, idx.end.append, idx.route.append, idx.utc.append, idx.text.append)
-        by_route, spool_n, spool_t = idx.by_route, [], []
         try:
-            for a, b, doc, raw in iter_spans(path):
-                if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
-                    self._usable(doc, path, report, lines, a)
-                    continue
-                t, iid = doc.get("timestamp"), doc.get("insertId")
-                # the usual entry decided inline; anything else goes through _usable, which says what is wrong
-                usual = type(iid) is str and iid and "kind" not in doc
-                ts = parse_utc(t) if usual and type(t) is str else 0
-                utc = ts != 0
-                if not utc and not (ts := parse_ts(t) if usual else 0):
-                    if not (ts := self._usable(doc, path, report, lines, a)):
-                        continue
-                skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
-                key = dumps(skel)
-                rid = routes.get(key)
-                if rid is None:
-                    rid = routes[key] = len(skeletons)
-                    skeletons.append(skel)
-                n = len(idx.ts)
-                add_ts(ts)
-                add_start(a)
-                add_end(b)
-                add_route(rid)
-                add_utc(utc)
-                add_text(t := _text_at(doc, raw))
-                if (ords := by_route.get(rid)) is None:
-                    ords = by_route[rid] = (array("q"), array("q"))
-                ords[0].append(n)
-                if utc and t >= 0:
-                    spool_n.append(n)
-                    spool_t.append(raw[t >> 32:t & 0xFFFFFFFF])
-                    if len(spool_n) == SPOOL_BATCH:
-                        idx.spool.extend(spool_n, spool_t)
-                        spool_n, spool_t = [], []
-                else:
-                    ords[1].append(n)
+            if path.suffix.lower() in (".jsonl", ".ndjson"):
+                lines = LineCounter(path)
+                for a, b, doc, raw in iter_spans(path):
+                    self._take_doc(idx, a, b, doc, raw, path, report, lines)
+            else:
+                for base, block, starts, ends in iter_blocks(path):
+                    self._take_block(idx, base, block, starts, ends, path, report)
         except NotFast:
             idx.spool.close()
             return None
-        idx.spool.extend(spool_n, spool_t)
         idx.finish()
         return idx
+
+    def _take_block(self, idx: FileIndex, base: int, block: memoryview, starts: list[int], ends: list[int], path: Path,
+                    report: FileReport) -> None:
+        """Index a block of whole elements at once; a block with anything unusual goes element by element."""
+        pieces = list(map(block.__getitem__, map(slice, starts, ends)))
+        try:
+            heads = list(map(decode_head, pieces))
+        except msgspec.DecodeError:
+            heads = None
+        times = (utc_times(list(map(get_ts, heads))) if heads is not None and usual(heads) and ascii_or_utf8(block)
+                 else None)
+        if times is None:
+            loads = orjson.loads
+            for a, b, piece in zip(starts, ends, pieces):
+                raw = bytes(piece)
+                try:
+                    doc = loads(raw)
+                except orjson.JSONDecodeError:
+                    raise NotFast("element") from None
+                if type(doc) is not dict:
+                    raise NotFast("element")
+                self._take_doc(idx, base + a, base + b, doc, raw, path, report, None)
+            return
+        heads = cast(list, heads)
+        n = len(idx.ts)
+        idx.ts.extend(times)
+        idx.start.extend(map(add, starts, repeat(base)))
+        idx.end.extend(map(add, ends, repeat(base)))
+        idx.route.extend(route_ids(self._routes, heads))
+        idx.utc.extend(repeat(1, len(heads)))
+        spool = idx.inspool
+        spool.extend(repeat(0, len(heads)))
+        at, quoted = spooled(heads)
+        ordinals = list(map(add, at, repeat(n)))
+        if not idx.add_quoted(ordinals, quoted):
+            at, texts = verbatim(at, quoted)
+            ordinals = list(map(add, at, repeat(n)))
+            idx.add_texts(ordinals, texts)
+        for o in ordinals:
+            spool[o] = 1
+
+    def _take_doc(self, idx: FileIndex, a: int, b: int, doc: object, raw: bytes, path: Path, report: FileReport,
+                  lines: LineCounter | None) -> None:
+        """Index one element decoded whole (JSON Lines, or an element the typed decoder does not vouch for)."""
+        if type(doc) is not dict:  # a JSON Lines value that is not an object (null, 42, [1])
+            self._usable(doc, path, report, lines, a)
+            return
+        t, iid = doc.get("timestamp"), doc.get("insertId")
+        # the usual entry decided inline; anything else goes through _usable, which says what is wrong
+        usual_ = type(iid) is str and iid and "kind" not in doc
+        ts = parse_utc(t) if usual_ and type(t) is str else 0
+        utc = ts != 0
+        if not utc and not (ts := parse_ts(t) if usual_ else 0):
+            if not (ts := self._usable(doc, path, report, lines, a)):
+                return
+        skel = {k: doc[k] for k in ROUTE_FIELDS if k in doc}
+        key = ("doc", orjson.dumps(skel))
+        rid = self._routes.get(key)
+        if rid is None:
+            rid = self._routes[key] = len(self._skeletons)
+            self._skeletons.append(skel)
+        text = (verbatim_text(raw) if utc and type(doc.get("textPayload")) is str and "jsonPayload" not in doc
+                and "protoPayload" not in doc else None)
+        if text is not None:
+            idx.add_text(len(idx.ts), text)
+        idx.ts.append(ts)
+        idx.start.append(a)
+        idx.end.append(b)
+        idx.route.append(rid)
+        idx.utc.append(utc)
+        idx.inspool.append(text is not None)
 
     def inventory(self) -> Inventory:
         """The workload's names and the span of the data, from the routing fields of every entry."""
@@ -279,21 +319,35 @@ class ReplaySource:
         routing fields (logName, resource, labels, severity) already make the filter false (query.may_match).
         """
         self._ensure_index()
-        preds = [(q, compile_filter(q.filter)) for q in queries]
         possible = [compile_route_filter(q.filter, ROUTE_FIELDS) for q in queries]
         plans = [self._plan(skel, queries, possible) for skel in self._skeletons]
+        apart = [i for i, q in enumerate(queries) if q.limit]
+        if apart and all(path in self._index for path in self._log_files):
+            # every file indexed: a capped query is answered apart, its candidates tested newest (or oldest) first
+            # until it has its N, so the launch reports and the kubelet chatter are not all visited
+            rest = [tuple((i, p) for i, p in plan if not queries[i].limit) for plan in plans]
+            yield from self._read(queries, rest)
+            for i in apart:
+                yield from capped(self._log_files, self._index, queries[i],
+                                  [next((p for j, p in plan if j == i), None) for plan in plans])
+            return
+        yield from self._read(queries, plans)
+
+    def _read(self, queries: Sequence[LogQuery], plans: list) -> Iterator[tuple[LogQuery, dict]]:
+        """One pass over the logs evaluating every query of `plans` (per route: the queries it may match)."""
+        preds = [(q, compile_filter(q.filter)) for q in queries]
         gates = [text_gate([p for _i, p in plan]) for plan in plans]
         bulk = [bulk_patterns([p.pattern for _i, p in plan]) if plan else None for plan in plans]
         heaps: dict[int, list] = {i: [] for i, (q, _) in enumerate(preds) if q.limit}
         seq = 0
         exact = tuple((i, p) for i, (_q, p) in enumerate(preds))
-        loads = orjson.loads
+        loads = load_entry
         for path in self._log_files:
             idx = self._index.get(path)
             if idx is None:
                 timed: Iterator = ((ts, e, exact) for ts, e in self._slow_timed(path))
             else:
-                timed = self._planned(path, idx, plans, gates, bulk)
+                timed = planned(path, idx, plans, gates, bulk)
             for ts, got, plan in timed:
                 # the fast reader gives the entry's bytes: parsed only when a test or an uncapped match needs it,
                 # so a line only a capped query wants (the periodic launch reports) is parsed only if it is kept
@@ -323,7 +377,6 @@ class ReplaySource:
             for _, _, kept in sorted(heap, reverse=True):
                 yield q, kept if type(kept) is dict else loads(kept)
 
-
     @staticmethod
     def _plan(skel: dict, queries: Sequence[LogQuery], possible: list) -> tuple:
         """(query index, TimedResidual) for the queries an entry of this route can match."""
@@ -333,56 +386,6 @@ class ReplaySource:
                 out.append((i, plan))
         return tuple(out)
 
-    def _planned(self, path: Path, idx: FileIndex, plans: list, gates: list, bulk: list
-                 ) -> Iterator[tuple[int, bytes, list]]:
-        """(ts, the entry's bytes, [(query index, what to test)]) for the entries of a file some query may match.
-
-        Only the entries idx.visits names are looked at (routes some query can match; of a route whose queries all
-        test the text with a regex, those the spool's search found). An entry whose payload is a textPayload string
-        kept verbatim in the file (idx.text) is tested on those bytes by the residuals that read nothing else, and
-        parsed only if one of them holds (or another must see it); where every residual of the route is a textPayload
-        regex, their OR (gates[route]) rules most entries out at once.
-        """
-        reader = SpanReader(path)
-        ts_, start, end, route, utc_, text_ = idx.ts, idx.start, idx.end, idx.route, idx.utc, idx.text
-        visits, found = idx.visits(plans, bulk)
-        try:
-            for o in visits:
-                ts, a, b, r, t = ts_[o], start[o], end[o], route[o], text_[o]
-                plan = plans[r]
-                if not utc_[o]:
-                    yield ts, reader.get(a, b), [(i, p.full) for i, p in plan]
-                    continue
-                if t < 0:
-                    todo = [(i, p.rest) for i, p in plan if p.lo <= ts <= p.hi]
-                    if todo:
-                        yield ts, reader.get(a, b), todo
-                    continue
-                (buf, at), text, todo = reader.view(a, b), None, []
-                searched = bulk[r] is not None  # then o is in found[p.pattern] wherever p's test may hold
-                if not searched and (gate := gates[r]) is not None:
-                    text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
-                    if not gate(text):
-                        continue
-                for i, p in plan:
-                    if not p.lo <= ts <= p.hi or (test := p.text) is False:
-                        continue
-                    if test is None:
-                        todo.append((i, p.rest))
-                    elif test is True:
-                        todo.append((i, True))
-                    elif not searched or o in found[p.pattern]:
-                        if text is None:
-                            text = buf[at + (t >> 32):at + (t & 0xFFFFFFFF)]
-                        if test(text):
-                            todo.append((i, True))
-                if todo:
-                    yield ts, buf[at:at + b - a], todo
-        finally:
-            reader.close()
-
-
-SPOOL_BATCH = 1 << 16  # verbatim texts handed to the spool at a time
 ROUTE_FIELDS = ("logName", "resource", "labels", "severity")  # what routes an entry; few distinct values
 
 

@@ -62,25 +62,47 @@ class TextSpool:
         self.f.write(data)
         self.size += len(data)
 
-    def candidates(self, pattern: str, block_size: int = SPOOL_BLOCK) -> array:
-        """The entry ordinals whose line has a match of pattern starting in it (every line that matches alone).
+    def extend_quoted(self, ordinals: list[int], quoted: list) -> bool:
+        """Add texts given as their JSON string literals (quotes included, no escapes, so no `"` or newline inside):
+        joined and unquoted in C. False, adding nothing, when one of them is not such a literal."""
+        if not quoted:
+            return True
+        data = b"\n".join(quoted)
+        # In valid JSON `"` newline `"` occurs only where one string literal ends and the next begins (nothing but
+        # `,` `:` `}` `]` follows a string, and no string holds a raw newline): n - 1 of them, a quote at either end
+        # and no backslash make every literal a string without escapes, hence without a quote inside.
+        if b"\\" in data or data[:1] != b'"' or data[-1:] != b'"' or data.count(b'"\n"') != len(quoted) - 1:
+            return False
+        self.ordinals.extend(ordinals)
+        starts = accumulate(map(add, map(len, quoted), repeat(-1)), initial=self.size)  # text + newline: len - 1
+        self.offsets.extend(islice(starts, len(quoted)))
+        data = data[1:].replace(b'"\n"', b"\n")[:-1] + b"\n"
+        self.f.write(data)
+        self.size += len(data)
+        return True
+
+    def candidates(self, pattern: str, block_size: int = SPOOL_BLOCK, lines: tuple[int, int] | None = None) -> array:
+        """The entry ordinals whose line has a match of pattern starting in it (every line that matches alone), of
+        every line or of lines [lo, hi).
 
         Lines are the entries' spans (offsets), not newlines: a text written verbatim may itself hold one."""
         rx, unanchored = compile_regex(pattern)._regexp, re2._Anchor.UNANCHORED
-        out, offsets, n = array("q"), self.offsets, len(self.offsets)
+        out, offsets = array("q"), self.offsets
+        lo, n = lines or (0, len(offsets))
+        stop = self.size if n >= len(offsets) else offsets[n]  # where line n - 1 ends
         self.f.flush()
-        base, line = 0, 0  # the block's offset in the spool, the index of its first line
+        base, line = (offsets[lo] if lo < len(offsets) else self.size), lo  # the block's offset, its first line
         while line < n:
             self.f.seek(base)
-            block = self.f.read(block_size)
+            block = self.f.read(min(block_size, stop - base))
             while True:
                 end = base + len(block)
                 # lines [line, last) end inside the block; the one starting at or before its end may not
-                last = n if end >= self.size else bisect_right(offsets, end, line) - 1
+                last = n if end >= stop else bisect_right(offsets, end, line) - 1
                 if last > line:
                     break
-                block += self.f.read(block_size)  # one line longer than a block
-            cut = (self.size if last == n else offsets[last]) - base
+                block += self.f.read(min(block_size, stop - end))  # one line longer than a block
+            cut = (stop if last == n else offsets[last]) - base
             pos = 0
             while pos < cut:
                 start = rx.Match(unanchored, block, pos, cut)[0][0]
