@@ -1,7 +1,7 @@
 """The fleet-scale benchmark: replay speed and memory against the bare scan of the same export, live request budget,
 digest size, against a naive baseline.
 
-    python -m bench [--sizes 10000,100000,1000000] [--json FILE] [--data DIR] [--no-live] [--no-check]
+    python -m pathways_workload.bench [--sizes 10000,100000,1000000] [--json FILE] [--data DIR] [--no-live] [--no-check]
 
 For each size it builds (once, cached under --data) a synthetic incident with bench.generate, then runs, each in a
 fresh process: the replay diagnosis, the exact reader's bare scan of the same files (split and decode every element:
@@ -39,15 +39,15 @@ def _run(args: list[str]) -> str:
 
 
 def _measure(mode: str, folder: Path) -> dict:
-    return json.loads(_run(["bench.measure", mode, str(folder)]).strip().splitlines()[-1])
+    return json.loads(_run(["pathways_workload.bench.measure", mode, str(folder)]).strip().splitlines()[-1])
 
 
 def incident(size: int, data: Path) -> tuple[Path, dict]:
     """The cached incident folder of a size and its bench.meta, generated in a child process the first time."""
     shape = shape_for(size)
     folder = data / shape.name
-    if not (folder / "bench.meta").exists():
-        _run(["bench.generate", "--entries", str(size), "--out", str(folder)])
+    if not (folder / "pathways_workload.bench.meta").exists():
+        _run(["pathways_workload.bench.generate", "--entries", str(size), "--out", str(folder)])
     return ensure(shape, data)
 
 
@@ -166,7 +166,7 @@ def table(rows: list[dict], columns: list[tuple[str, str]] = COLUMNS) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pathways_workload.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated entry counts")
     ap.add_argument("--json", type=Path, help="write the rows here")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "pathways-bench",

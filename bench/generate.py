@@ -1,7 +1,7 @@
 """Synthetic incidents at fleet scale, written by the fixtures' own builder (evals/builder.py).
 
-    python -m bench.generate --entries 100000 --out /tmp/inc-100k
-    python -m bench.generate --slices 16 --hosts 16 --duration 2h --entries 1000000 --out /tmp/inc-1m
+    python -m pathways_workload.bench.generate --entries 100000 --out /tmp/inc-100k
+    python -m pathways_workload.bench.generate --slices 16 --hosts 16 --duration 2h --entries 1000000 --out /tmp/inc-1m
 
 One multi-slice JobSet runs healthy (worker INFO chatter every couple of seconds per host, client step lines,
 start-up milestones, events, kubelet housekeeping); at `fail_at` one host takes a fatal TPU chip error, the
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from evals import scenarios as sc
-from evals.builder import Builder, dump
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.builder import Builder, dump
 
 # (slices, hosts per slice, duration) per size; 1M is about 256 hosts over 2 hours (the issue's figure), 10M 512 over 4.
 SHAPES = {10_000: (2, 8, "30m"), 100_000: (4, 16, "1h"), 1_000_000: (16, 16, "2h"), 10_000_000: (32, 16, "4h")}
@@ -127,21 +127,21 @@ def write(shape: Shape, out: Path) -> dict:
     for name, data in files.items():
         (out / name).write_text(dump(name, data))
     meta = {"shape": asdict(shape), "entries": len(entries), "expected": expected}
-    (out / "bench.meta").write_text(json.dumps(meta, indent=2) + "\n")
+    (out / "pathways_workload.bench.meta").write_text(json.dumps(meta, indent=2) + "\n")
     return meta
 
 
 def ensure(shape: Shape, root: Path) -> tuple[Path, dict]:
     """The incident folder of a shape under root, generated once and reused (keyed by the shape)."""
     folder = root / shape.name
-    meta = folder / "bench.meta"
+    meta = folder / "pathways_workload.bench.meta"
     if meta.exists():
         return folder, json.loads(meta.read_text())
     return folder, write(shape, folder)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.generate", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pathways_workload.bench.generate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=10_000, help="about how many log entries")
     ap.add_argument("--slices", type=int)
     ap.add_argument("--hosts", type=int, help="hosts (TPU VMs) per slice")

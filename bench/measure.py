@@ -1,6 +1,6 @@
 """One measurement of one incident, run in its own process so sizes and modes don't pollute each other's RSS.
 
-    python -m bench.measure replay|scan|duckdb-scan|baseline|live|log-analytics FOLDER
+    python -m pathways_workload.bench.measure replay|scan|duckdb-scan|baseline|live|log-analytics FOLDER
 
 Prints one JSON object on stdout. `replay` is the real path (skill.api), `scan` the exact reader's bare scan (split
 and decode every element, nothing else), `duckdb-scan` DuckDB's, `baseline` the naive one (stdlib json and
@@ -38,7 +38,7 @@ def _cpu() -> float:
 
 
 def _verdict(d, analysis=None) -> dict:
-    from skill.understanding.digest import template
+    from pathways_workload.skill.understanding.digest import template
 
     by_id = {}
     if analysis is not None:
@@ -52,10 +52,10 @@ def _verdict(d, analysis=None) -> dict:
 
 
 def replay(folder: Path) -> dict:
-    from skill.api import analyse_replay
-    from skill.ask import render_tool_result
-    from skill.understanding.digest import digest_of, estimate_tokens
-    from skill.telling.explain import build
+    from pathways_workload.skill.api import analyse_replay
+    from pathways_workload.skill.ask import render_tool_result
+    from pathways_workload.skill.understanding.digest import digest_of, estimate_tokens
+    from pathways_workload.skill.telling.explain import build
 
     t0, c0 = time.perf_counter(), _cpu()
     analysis = analyse_replay(folder, digest=True)
@@ -72,7 +72,7 @@ def replay(folder: Path) -> dict:
 
 
 def _patterns() -> tuple[list[re.Pattern], int]:
-    from skill.catalog import CLASSES, MILESTONES, SYMPTOMS
+    from pathways_workload.skill.catalog import CLASSES, MILESTONES, SYMPTOMS
 
     regexes = [p.regex for c in CLASSES for p in c.patterns] + [p.regex for s in SYMPTOMS for p in s.patterns]
     regexes += [m.pattern.regex for m in MILESTONES]
@@ -126,13 +126,13 @@ def baseline(folder: Path) -> dict:
 
 def live(folder: Path) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from skill.diagnose_live import diagnose_live
-    from skill.reading.records import format_ns, parse_ts
-    from skill.reading.sources.base import LogQuery
-    from skill.reading.sources.cloud_logging import Limits
-    from skill.reading.sources.replay import ReplaySource
-    from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
-    from evals.fakes.logging_server import FakeLogging, LoggingServer
+    from pathways_workload.skill.diagnose_live import diagnose_live
+    from pathways_workload.skill.reading.records import format_ns, parse_ts
+    from pathways_workload.skill.reading.sources.base import LogQuery
+    from pathways_workload.skill.reading.sources.cloud_logging import Limits
+    from pathways_workload.skill.reading.sources.replay import ReplaySource
+    from pathways_workload.evals.fakes.kube_server import FakeKube, KubeServer, load_objects
+    from pathways_workload.evals.fakes.logging_server import FakeLogging, LoggingServer
 
     source = ReplaySource(folder)
     inv = source.inventory()
@@ -176,12 +176,12 @@ def log_analytics(folder: Path) -> dict:
     fake: BigQuery jobs, bytes they processed (the fake bills every referenced column of the whole table, as on-demand
     BigQuery does without partition pruning), and one scan of the window's LogEntry columns for scale."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from skill.diagnose_live import diagnose_log_analytics
-    from skill.reading.records import format_ns
-    from skill.reading.sources.log_analytics import _FIELDS, LogAnalyticsSource
-    from skill.reading.sources.replay import ReplaySource
-    from evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery
-    from evals.fakes.kube_server import FakeKube, KubeServer, load_objects
+    from pathways_workload.skill.diagnose_live import diagnose_log_analytics
+    from pathways_workload.skill.reading.records import format_ns
+    from pathways_workload.skill.reading.sources.log_analytics import _FIELDS, LogAnalyticsSource
+    from pathways_workload.skill.reading.sources.replay import ReplaySource
+    from pathways_workload.evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery
+    from pathways_workload.evals.fakes.kube_server import FakeKube, KubeServer, load_objects
 
     source = ReplaySource(folder)
     inv = source.inventory()
@@ -210,8 +210,8 @@ def log_analytics(folder: Path) -> dict:
 def scan(folder: Path) -> dict:
     """The exact reader's bare scan of the export's log files, its physical reference: every element split off on
     gcloud's layout and decoded with orjson (skill.reading.sources.files.iter_spans), nothing else."""
-    from skill.reading.sources.files import iter_spans
-    from skill.reading.sources.replay import ReplaySource
+    from pathways_workload.skill.reading.sources.files import iter_spans
+    from pathways_workload.skill.reading.sources.replay import ReplaySource
 
     files = ReplaySource(Path(folder))._log_files
     t0, c0 = time.perf_counter(), _cpu()
@@ -225,7 +225,7 @@ def duckdb_scan(folder: Path) -> dict:
     routing fields projected (payloads kept as JSON), a count, and one RE2 regexp over textPayload."""
     import duckdb
 
-    from skill.reading.sources.replay import ReplaySource
+    from pathways_workload.skill.reading.sources.replay import ReplaySource
 
     files = [str(p) for p in ReplaySource(Path(folder))._log_files]
     t0, c0 = time.perf_counter(), _cpu()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from skill.diagnosis import Diagnosis
+from pathways_workload.skill.diagnosis import Diagnosis
 
 
 @dataclass
@@ -53,8 +53,8 @@ class RulesAgent:
 
     def run(self, case_path: Path, jobset: str | None = None) -> AgentRun:
         """`jobset`: the JobSet to diagnose, as an engineer names it when the data holds no JobSet object."""
-        from skill.api import diagnose_replay
-        from skill.errors import PathwaysWorkloadError
+        from pathways_workload.skill.api import diagnose_replay
+        from pathways_workload.skill.errors import PathwaysWorkloadError
 
         t0 = time.perf_counter()
         try:

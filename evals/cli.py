@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from skill.errors import InputError, PathwaysWorkloadError, UsageError
+from pathways_workload.skill.errors import InputError, PathwaysWorkloadError, UsageError
 
 from .agents import AGENTS
 from .calibration import Band, reliability_svg
@@ -58,7 +58,8 @@ def bundled_fixtures() -> Path:
 def run(args) -> int:
     if args.agent == "llm":
         try:
-            import evals.llm_agent  # noqa: F401 - registers itself
+            import pathways_workload.evals.llm_agent  # noqa: F401 - read as evals.llm_agent
+            from pathways_workload import evals  # noqa: F401 - registers itself
         except ImportError:
             pass
         if "llm" not in AGENTS:
@@ -146,9 +147,9 @@ def early_export(args: argparse.Namespace, cases) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m evals.cli ARGS` is `pathways-workload eval ARGS` (same errors and exit codes)."""
-    from skill.cli import main as cli_main
-    from skill.wiring import Wiring
+    """`python -m pathways_workload.evals.cli ARGS` is `pathways-workload eval ARGS` (same errors and exit codes)."""
+    from pathways_workload.skill.cli import main as cli_main
+    from pathways_workload.skill.wiring import Wiring
 
     return cli_main(["eval", *(sys.argv[1:] if argv is None else argv)], wiring=Wiring(eval_register=lambda: register))
 

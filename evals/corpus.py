@@ -252,7 +252,7 @@ def unknown_resource_types(folder: Path) -> Counts:
 
 def timestamp_spellings(folder: Path) -> Counts:
     """The same instants spelled with offsets, no fraction, nine digits, lower-case z, a space for T."""
-    from skill.reading.records import format_ns, parse_ts
+    from pathways_workload.skill.reading.records import format_ns, parse_ts
 
     entries = base_entries()
     for i, e in enumerate(entries):

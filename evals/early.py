@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from skill.catalog import ABSENCE_CLASSES, HEALTHY
+from pathways_workload.skill.catalog import ABSENCE_CLASSES, HEALTHY
 
 from .agents import Agent, RulesAgent
 from .harness import Case

@@ -150,7 +150,7 @@ class SchemaValid(Evaluator):
     name = "schema_valid"
 
     def evaluate(self, case, run):
-        from skill.diagnosis import Diagnosis
+        from pathways_workload.skill.diagnosis import Diagnosis
 
         again = Diagnosis.model_validate(run.diagnosis.to_json_dict())
         ok = bool(again.hypotheses) and again.hypotheses[0].failure_class == again.failure_class

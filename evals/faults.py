@@ -89,7 +89,7 @@ MATRIX: tuple[FaultCase, ...] = (
 
 def run_fault(fc: FaultCase, case: Path = BASE) -> Outcome:
     """One live diagnosis of `case` with the fault armed; the outcome and whether it kept to the deadline."""
-    from evals.fakes.live_case import LiveCase, fast
+    from pathways_workload.evals.fakes.live_case import LiveCase, fast
 
     with LiveCase(case) as lv:
         fc.inject(lv)

@@ -101,7 +101,7 @@ class EvalResult:
     results: list[CaseResult] = field(default_factory=list)
 
     def summary(self) -> dict:
-        from skill.catalog import BY_ID
+        from pathways_workload.skill.catalog import BY_ID
 
         res = self.results
         n = len(res) or 1

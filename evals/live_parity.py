@@ -8,7 +8,7 @@ event or node log of it): no log holds it, so live without the API cannot see it
 other is its mirror: a run that survived a failure line only by completing (the JobSet's Completed condition) is,
 without that object, a run whose data ends after a failure line, and survival is never assumed (docs/impact.md).
 
-    python -m evals.live_parity [FOLDER ...]     # default: fixtures/
+    python -m pathways_workload.evals.live_parity [FOLDER ...]     # default: fixtures/
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from skill.api import diagnose_replay
-from skill.diagnosis import Diagnosis
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.diagnosis import Diagnosis
 
 from .fakes.kube_server import FakeKube, KubeServer
 from .fakes.live_case import LiveCase

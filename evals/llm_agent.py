@@ -30,9 +30,9 @@ class LLMAgent:
     def run(self, case_path: Path) -> AgentRun:
         import anthropic
 
-        from skill.ask import ask
-        from skill.errors import PathwaysWorkloadError
-        from tools.registry import registry
+        from pathways_workload.skill.ask import ask
+        from pathways_workload.skill.errors import PathwaysWorkloadError
+        from pathways_workload.tools.registry import registry
 
         t0 = time.perf_counter()
         try:

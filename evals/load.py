@@ -36,8 +36,8 @@ def mcp_concurrent(clients: int = 4, rounds: int = 1, cases: list[Path] | None =
     import anyio
     from mcp import Client
 
-    from tools.mcp_server import build_server
-    from tools.registry import registry
+    from pathways_workload.tools.mcp_server import build_server
+    from pathways_workload.tools.registry import registry
 
     cases = cases or CASES
     tools = registry()
@@ -79,7 +79,7 @@ def mcp_concurrent(clients: int = 4, rounds: int = 1, cases: list[Path] | None =
 
 def live_parallel(diagnoses: int = 16, threads: int = 8, case: Path | None = None) -> dict:
     """`diagnoses` live diagnoses of one workload at once, `threads` at a time, against one pair of fakes."""
-    from evals.fakes.live_case import LiveCase
+    from pathways_workload.evals.fakes.live_case import LiveCase
 
     case = case or CASES[0]
     with LiveCase(case) as lv:
@@ -109,7 +109,7 @@ def live_parallel(diagnoses: int = 16, threads: int = 8, case: Path | None = Non
 
 def replay_memory(runs: int = 40, case: Path | None = None) -> dict:
     """Python heap after `runs` sequential replay diagnoses, against after the first 5: growth means a leak."""
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     case = case or CASES[0]
     started = tracemalloc.is_tracing()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy as _copy
 import re
 
-from skill.catalog import MILESTONES
+from pathways_workload.skill.catalog import MILESTONES
 
 from .transforms import Copy, _ns, _ts, container, is_container_log, is_user_container, text_of
 

@@ -55,7 +55,7 @@ def bounded(fn, limit_s: float = HANG_S):
 
 
 def classify_error(err: BaseException | None) -> tuple[str, str]:
-    from skill.errors import PathwaysWorkloadError
+    from pathways_workload.skill.errors import PathwaysWorkloadError
 
     if err is None:
         return "diagnosis", ""

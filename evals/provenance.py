@@ -1,7 +1,7 @@
 """Where the catalog's knowledge comes from (issue 28, item 3): every signature with its provenance, and how many
 cases each one matches.
 
-    python -m evals.provenance [--cases fixtures/ heldout/] [--json]
+    python -m pathways_workload.evals.provenance [--cases fixtures/ heldout/] [--json]
 
 For every Pattern of every class, symptom and milestone: its `origin` (a recording id or a public URL) and `example`,
 whether the example matches, and the number of cases (folders with expected.yaml) whose logs it matches at least once.
@@ -19,8 +19,8 @@ from pathlib import Path
 import orjson
 import re2
 
-from skill.catalog import CLASSES, MILESTONES, SYMPTOMS
-from skill.catalog.types import Pattern
+from pathways_workload.skill.catalog import CLASSES, MILESTONES, SYMPTOMS
+from pathways_workload.skill.catalog.types import Pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +77,7 @@ def _opts() -> re2.Options:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m evals.provenance", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pathways_workload.evals.provenance", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="*", type=Path, default=[ROOT / "fixtures", ROOT / "heldout"])
     ap.add_argument("--json", action="store_true", help="print every row as JSON")
     a = ap.parse_args(argv)

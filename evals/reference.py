@@ -1,7 +1,7 @@
 """The shared reference's verbatim signatures against the catalog (issue 36, item 5): every `[V]` wording of the class
 sections of ../shared/reference/pathways-failures.md, with the catalog signature that matches it or why none does.
 
-    python -m evals.reference [--reference PATH] [--json]
+    python -m pathways_workload.evals.reference [--reference PATH] [--json]
 
 The reference tags each signature with where it came from; `[V]` (also `[V, <source>]`, `[V format]`, `[V milestone]`)
 is copied verbatim from a cited source (its section 9). The wordings, with their section, class and source, are
@@ -22,8 +22,8 @@ from pathlib import Path
 import re2
 import yaml
 
-from evals.provenance import patterns
-from skill.catalog.types import SIDECAR_CONTAINER, RuleContext
+from pathways_workload.evals.provenance import patterns
+from pathways_workload.skill.catalog.types import SIDECAR_CONTAINER, RuleContext
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference" / "pathways-failures.md"
@@ -180,7 +180,7 @@ def report(reference: Path | None = None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m evals.reference", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pathways_workload.evals.reference", description=__doc__.split("\n\n")[0])
     ap.add_argument("--reference", type=Path, default=None, help=f"the reference (default: {REFERENCE})")
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")
     args = ap.parse_args(argv)

@@ -1,6 +1,6 @@
 """The reliability report: the hostile corpus, the fault matrix, parallel load, and what was lost, from one command.
 
-    python -m evals.reliability [--json FILE] [--quick]
+    python -m pathways_workload.evals.reliability [--json FILE] [--quick]
 
 Every outcome is one of: diagnosis (with its data_gaps), error (a one-line PathwaysWorkloadError), crash (anything
 else: a bug), hang (over the time limit). `lost` counts input items neither read nor reported skipped.
@@ -25,8 +25,8 @@ __all__ = ["HANG_S", "Outcome", "bounded", "classify_error"]  # defined in .outc
 
 def run_hostile(h: Hostile, workdir: Path) -> Outcome:
     """Write one corpus folder, diagnose it, and account for every input item."""
-    from skill.api import diagnose_replay
-    from skill.reading.sources.replay import ReplaySource
+    from pathways_workload.skill.api import diagnose_replay
+    from pathways_workload.skill.reading.sources.replay import ReplaySource
 
     folder = Path(workdir) / h.name
     counts = h.make(folder)
@@ -111,7 +111,7 @@ def render(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m evals.reliability", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m pathways_workload.evals.reliability", description=__doc__.splitlines()[0])
     p.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
     p.add_argument("--quick", action="store_true", help="smaller load figures")
     args = p.parse_args(argv)

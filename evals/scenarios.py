@@ -286,7 +286,7 @@ def load(path: Path) -> Scenario:
     wl["gcs_scratch"] = wl["gcs_scratch"] or f"gs://{wl['project']}-pathways/tmp"
     wl["user_image"] = wl["user_image"] or f"us-docker.pkg.dev/{wl['project']}/ml/maxtext:latest"
     wl["rm_instance_count"] = wl["rm_instance_count"] or wl["slices"]
-    from evals.builder.launchers import LAUNCHERS  # noqa: PLC0415 (the builder imports this module)
+    from pathways_workload.evals.builder.launchers import LAUNCHERS  # noqa: PLC0415 (the builder imports this module)
     if wl["launcher"] not in LAUNCHERS:
         raise ScenarioError(f"workload.launcher: unknown {wl['launcher']!r}; known: {sorted(LAUNCHERS)}")
     start = parse_time(wl["start"], 0, {})

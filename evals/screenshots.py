@@ -1,7 +1,7 @@
 """The README's pictures of the timeline: each case's swimlane, as the HTML page draws it, rendered to a PNG.
 
-    python -m evals.screenshots                      # docs/timeline-case-087.png and docs/timeline-case-009.png
-    python -m evals.screenshots --out DIR case-201   # any library case
+    python -m pathways_workload.evals.screenshots                      # docs/timeline-case-087.png and docs/timeline-case-009.png
+    python -m pathways_workload.evals.screenshots --out DIR case-201   # any library case
 
 The SVG is taken from the page `diagnose --format html` writes and rendered with the page's own stylesheet by resvg
 (`pip install resvg-py`, a self-contained wheel: no browser, no system libraries), at the picture's own width.
@@ -22,9 +22,9 @@ _STYLE = re.compile(r"<style>(.*?)</style>", re.S)
 
 def swimlane_svg(case: Path) -> tuple[str, str]:
     """The case's swimlane SVG (drawn at its own width) and the page's stylesheet."""
-    from skill.api import analyse_replay
-    from skill.telling.explain import build
-    from skill.telling.html import render_html
+    from pathways_workload.skill.api import analyse_replay
+    from pathways_workload.skill.telling.explain import build
+    from pathways_workload.skill.telling.html import render_html
 
     a = analyse_replay(case)
     page = render_html(build(a, logging_requests=0), a.model)
@@ -41,7 +41,7 @@ def render(case: Path, out: Path) -> Path:
     try:
         import resvg_py
     except ImportError:
-        raise SystemExit("python -m evals.screenshots needs resvg-py: pip install resvg-py") from None
+        raise SystemExit("python -m pathways_workload.evals.screenshots needs resvg-py: pip install resvg-py") from None
     svg, style = swimlane_svg(case)
     png = resvg_py.svg_to_bytes(svg_string=svg, style_sheet=style, background="#ffffff", zoom=1.0,
                                 font_family="DejaVu Sans", sans_serif_family="DejaVu Sans")
@@ -51,7 +51,7 @@ def render(case: Path, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m evals.screenshots", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pathways_workload.evals.screenshots", description=__doc__.split("\n\n")[0])
     ap.add_argument("cases", nargs="*", default=list(CASES), help="library case names (default: %(default)s)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs", help="folder for the PNGs (default: docs/)")
     args = ap.parse_args(argv)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from skill.cli import main as skill_main
-from skill.wiring import Wiring
+from pathways_workload.skill.cli import main as skill_main
+from pathways_workload.skill.wiring import Wiring
 
 
 def _registry():
-    from tools.registry import registry
+    from pathways_workload.tools.registry import registry
 
     return registry()
 
 
 def _mcp() -> int:
-    from tools.mcp_server import main as serve
+    from pathways_workload.tools.mcp_server import main as serve
 
     return serve()
 
@@ -25,7 +25,7 @@ def _eval_register() -> Callable | None:
     """evals.cli.register, imported only when `eval` runs (the other commands never load the harness); None when the
     harness is not installed."""
     try:
-        from evals.cli import register
+        from pathways_workload.evals.cli import register
     except ImportError:
         return None
     return register
@@ -35,7 +35,7 @@ def wiring() -> Wiring:
     """Everything the layers above skill/ lend the command line."""
     import importlib.util
 
-    has_evals = importlib.util.find_spec("evals") is not None
+    has_evals = importlib.util.find_spec("pathways_workload.evals") is not None
     return Wiring(tools=_registry, mcp=_mcp, eval_register=_eval_register if has_evals else None)
 
 

@@ -342,7 +342,7 @@ def _fail(err: PathwaysWorkloadError, as_json: bool, usage: str = "") -> int:
 
 def main(argv: list[str] | None = None, wiring: Wiring | None = None) -> int:
     """The command line. `wiring`: the tool registry, MCP and `eval` from the layers above (the composition root,
-    pathways_workload.cli, passes them; `python -m skill.cli` alone has diagnose and classes)."""
+    pathways_workload.cli, passes them; `python -m pathways_workload.skill.cli` alone has diagnose and classes)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     wiring = wiring or Wiring()
     try:

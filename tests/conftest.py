@@ -17,7 +17,7 @@ CASES = sorted(p.parent for p in FIXTURES.glob("*/expected.yaml"))
 
 def input_ids(case: Path) -> set[str]:
     """Every insertId and metadata.uid in a case's JSON files, read without the engine (the harness's own reader)."""
-    from evals.harness import input_ids as harness_ids
+    from pathways_workload.evals.harness import input_ids as harness_ids
 
     return set(harness_ids(case))
 
@@ -47,7 +47,7 @@ class Replayed:
     def analysis(self, folder: Path | str, **opts):
         """A private copy of the folder's Analysis (opts as analyse_replay's). One run with the digest serves both:
         the digest only groups the records the run took, so without it the Analysis is the same less `digest`."""
-        from skill.api import analyse_replay
+        from pathways_workload.skill.api import analyse_replay
 
         digest = opts.pop("digest", False)
         key = self._key(folder, opts)
@@ -60,7 +60,7 @@ class Replayed:
 
     def diagnosis(self, folder: Path | str, **opts):
         """A private copy of the folder's Diagnosis (opts as analyse_replay's), built from the cached Analysis."""
-        from skill.telling.explain import build
+        from pathways_workload.skill.telling.explain import build
 
         opts.pop("digest", None)  # the same Diagnosis either way
         key = self._key(folder, opts)

@@ -11,14 +11,14 @@ import anthropic
 import pytest
 import yaml
 
-from skill.telling.answer import FINAL_TOOL, check_answer, diagnosis_schema, submit_tool_definition
-from skill.ask import AskResult, ask, cost, render_system, render_tool_result
-from skill.diagnosis import SCHEMA_ID, Diagnosis
-from skill.errors import SourceError
+from pathways_workload.skill.telling.answer import FINAL_TOOL, check_answer, diagnosis_schema, submit_tool_definition
+from pathways_workload.skill.ask import AskResult, ask, cost, render_system, render_tool_result
+from pathways_workload.skill.diagnosis import SCHEMA_ID, Diagnosis
+from pathways_workload.skill.errors import SourceError
 from tests.conftest import FIXTURES, ROOT, input_ids
 from tests.fakes.anthropic_server import FakeAnthropic, answer_turn, load_recording
-from tools.anthropic_tools import tool_definitions
-from tools.registry import registry
+from pathways_workload.tools.anthropic_tools import tool_definitions
+from pathways_workload.tools.registry import registry
 
 
 def run(recording: str, case: str, **kw) -> tuple[AskResult, FakeAnthropic]:
@@ -228,8 +228,8 @@ def test_cli_ask_through_base_url():
 
 
 def test_llm_eval_agent_over_the_fake():
-    from evals.agents import AGENTS
-    from evals.llm_agent import LLMAgent
+    from pathways_workload.evals.agents import AGENTS
+    from pathways_workload.evals.llm_agent import LLMAgent
 
     assert AGENTS["llm"] is LLMAgent
     with FakeAnthropic(load_recording("case-004")["turns"]) as fake:

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from skill.api import diagnose_replay
+from pathways_workload.skill.api import diagnose_replay
 from pathways_workload.cli import main
-from skill.errors import InputError
+from pathways_workload.skill.errors import InputError
 
 from conftest import FIXTURES
 

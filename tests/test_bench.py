@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.__main__ import check, measure, table
-from bench.generate import FAILURE_CLASS, Shape, scenario, shape_for
-from skill.api import analyse_replay
-from skill.understanding.digest import MAX_TOKENS, digest_of
-from skill.telling.explain import build
+from pathways_workload.bench.__main__ import check, measure, table
+from pathways_workload.bench.generate import FAILURE_CLASS, Shape, scenario, shape_for
+from pathways_workload.skill.api import analyse_replay
+from pathways_workload.skill.understanding.digest import MAX_TOKENS, digest_of
+from pathways_workload.skill.telling.explain import build
 
 FIELDS = ("entries", "replay_seconds", "entries_per_second", "baseline_entries_per_second", "peak_rss_mib",
           "scan_cpu_seconds", "replay_over_scan",
@@ -75,7 +75,7 @@ def test_failure_lands_where_asked():
 
 
 def test_digest_is_bounded_whatever_the_budget(tmp_path):
-    from bench.generate import write
+    from pathways_workload.bench.generate import write
 
     write(shape_for(2000), tmp_path)
     a = analyse_replay(tmp_path, digest=True)
@@ -102,8 +102,8 @@ LOOK_ALIKES = [  # benign lines of the kind that displaced the chip fault at 1M 
 def _fleet_verdict(shape: Shape, tmp_path) -> dict:
     import yaml
 
-    from bench.measure import _verdict
-    from evals.builder import build as build_case
+    from pathways_workload.bench.measure import _verdict
+    from pathways_workload.evals.builder import build as build_case
 
     s = scenario(shape)
     s["incident"] = LOOK_ALIKES + s["incident"]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals import builder
-from evals import scenarios as sc
+from pathways_workload.evals import builder
+from pathways_workload.evals import scenarios as sc
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HELDOUT = FIXTURES.parent / "heldout"
@@ -33,7 +33,7 @@ def test_rebuild_is_byte_for_byte(case: Path):
         on_disk = case / name
         assert (name in files) == on_disk.exists(), f"{case.name}/{name}: rebuild and commit disagree on existence"
         if name in files:
-            assert files[name] == on_disk.read_text(), f"{case.name}/{name} is stale: python -m evals.builder --all fixtures/"
+            assert files[name] == on_disk.read_text(), f"{case.name}/{name} is stale: python -m pathways_workload.evals.builder --all fixtures/"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)

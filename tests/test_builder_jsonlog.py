@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from evals.builder import render
+from pathways_workload.evals.builder import render
 
 SCENARIO = """
 workload:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.builder.recording import RECORDINGS, Rewriter, load_recording, select
-from evals.scenarios import NS, glog_stamp, parse_iso
+from pathways_workload.evals.builder.recording import RECORDINGS, Rewriter, load_recording, select
+from pathways_workload.evals.scenarios import NS, glog_stamp, parse_iso
 
 IDS = sorted(p.parent.name for p in RECORDINGS.glob("*/output.log"))
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from skill.catalog import BY_ID, CLASSES
-from skill.reading.records import Record
-from skill.understanding.signals import Matcher
+from pathways_workload.skill.catalog import BY_ID, CLASSES
+from pathways_workload.skill.reading.records import Record
+from pathways_workload.skill.understanding.signals import Matcher
 
 from conftest import ROOT
 
@@ -211,8 +211,8 @@ def test_lifecycle_lookalike_does_not_fire(text, source, container, not_expected
 
 
 def test_a_failed_recovery_outranks_the_interruption_it_absorbs():
-    from skill.catalog import BY_ID
-    from skill.judging.ranking import Hypo, explains
+    from pathways_workload.skill.catalog import BY_ID
+    from pathways_workload.skill.judging.ranking import Hypo, explains
 
     spot, elastic = Hypo("spot_preemption", 0.97, first_ts=10), Hypo("elastic_recovery_exhausted", 0.95, first_ts=900)
     assert explains(elastic, spot) and not explains(spot, elastic)
@@ -407,7 +407,7 @@ def test_a_line_addressed_to_automated_readers_is_no_evidence(text):
     "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 33.1G of 31.2G hbm.",
 ])
 def test_ordinary_lines_are_not_taken_for_notes_to_readers(text):
-    from skill.understanding.signals import addressed_to_a_reader
+    from pathways_workload.skill.understanding.signals import addressed_to_a_reader
     assert not addressed_to_a_reader(text)
 
 
@@ -448,8 +448,8 @@ def test_a_signature_read_two_ways_gives_one_signal_per_regex(text, source, cls,
 def test_signature_ids_are_stable_and_unique():
     """Every signature is known by one id (its owner and its wording's digest), never by its regex: two signatures
     never share an id, and the readings of one wording under one owner (complementary checks) share theirs."""
-    from skill.catalog import MILESTONES, SYMPTOMS
-    from skill.catalog.types import Pattern, signature_id
+    from pathways_workload.skill.catalog import MILESTONES, SYMPTOMS
+    from pathways_workload.skill.catalog.types import Pattern, signature_id
 
     assert signature_id("tpu_hardware_failure", "abc") == "tpu_hardware_failure/a9993e3647"  # sha1("abc"), stable
     assert Pattern("abc").sid == "a9993e3647"  # a loose pattern (a test's) has its wording's alone
@@ -472,7 +472,7 @@ def test_signature_ids_are_stable_and_unique():
     ("JAX 1.5x faster than before", None),
 ])
 def test_the_client_s_jax_version_is_read_from_its_own_prints(text, version):
-    from skill.catalog import MILESTONES
+    from pathways_workload.skill.catalog import MILESTONES
     import re2
     m = re2.compile(next(ms for ms in MILESTONES if ms.id == "client_jax").pattern.regex).search(text)
     assert (m.group("version") if m else None) == version
@@ -486,6 +486,6 @@ def test_the_client_s_jax_version_is_read_from_its_own_prints(text, version):
 ])
 def test_training_progress_is_read_in_the_forms_loops_print(text, step):
     import re2
-    from skill.catalog import MILESTONES
+    from pathways_workload.skill.catalog import MILESTONES
     hits = [m for ms in MILESTONES if ms.id == "progress" and (m := re2.compile(ms.pattern.regex).search(text))]
     assert (hits[0].group("step") if hits else None) == step

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skill import references
-from skill.telling.citations import RULES, cite
+from pathways_workload.skill import references
+from pathways_workload.skill.telling.citations import RULES, cite
 
 from conftest import CASES, ROOT
 

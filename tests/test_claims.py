@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from skill.catalog import BY_ID
-from skill.judging.engine import Analysis
-from skill.judging.ranking import CANDIDATE, STRONG
-from skill.reading.records import record_from_entry, record_from_event
-from skill.telling.explain import build
-from skill.judging.engine import matcher
+from pathways_workload.skill.catalog import BY_ID
+from pathways_workload.skill.judging.engine import Analysis
+from pathways_workload.skill.judging.ranking import CANDIDATE, STRONG
+from pathways_workload.skill.reading.records import record_from_entry, record_from_event
+from pathways_workload.skill.telling.explain import build
+from pathways_workload.skill.judging.engine import matcher
 
 from conftest import CASES, FIXTURES
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from skill.catalog import CLASSES, VERDICT_SOURCES
-from skill.judging.classify import ABSENCE_CHECKS, REFINE
+from pathways_workload.skill.catalog import CLASSES, VERDICT_SOURCES
+from pathways_workload.skill.judging.classify import ABSENCE_CHECKS, REFINE
 
 from conftest import ROOT
 

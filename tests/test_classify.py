@@ -7,20 +7,20 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from skill.catalog import BY_ID, CLASSES
-from skill.judging.classify import ABSENCE_CHECKS, Hypo, absence_context, classify, needs_context
-from skill.judging.engine import Collector, RunStats
-from skill.telling.entities import entities
-from skill.telling.explain import _ENV
-from skill.telling.gaps import data_gaps
-from skill.telling.values import _finished
-from skill.understanding.model import Workload
-from skill.reading.objects import pod_records
-from skill.understanding.queries import Scope, workload_queries
-from skill.reading.evaluate import matches
-from skill.reading.records import Record, record_from_entry
-from skill.understanding.signals import Matcher
-from skill.reading.sources.base import SourceStats
+from pathways_workload.skill.catalog import BY_ID, CLASSES
+from pathways_workload.skill.judging.classify import ABSENCE_CHECKS, Hypo, absence_context, classify, needs_context
+from pathways_workload.skill.judging.engine import Collector, RunStats
+from pathways_workload.skill.telling.entities import entities
+from pathways_workload.skill.telling.explain import _ENV
+from pathways_workload.skill.telling.gaps import data_gaps
+from pathways_workload.skill.telling.values import _finished
+from pathways_workload.skill.understanding.model import Workload
+from pathways_workload.skill.reading.objects import pod_records
+from pathways_workload.skill.understanding.queries import Scope, workload_queries
+from pathways_workload.skill.reading.evaluate import matches
+from pathways_workload.skill.reading.records import Record, record_from_entry
+from pathways_workload.skill.understanding.signals import Matcher
+from pathways_workload.skill.reading.sources.base import SourceStats
 
 NS = 1_000_000_000
 T0 = 1_764_000_000 * NS
@@ -327,7 +327,7 @@ def test_a_standby_preempted_for_the_replacement_is_hot_swap_evidence():
 
 
 def test_the_standby_preemption_event_is_read_live_and_in_replay():
-    from skill.judging.engine import _belongs
+    from pathways_workload.skill.judging.engine import _belongs
 
     assert 'jsonPayload.reason="Preempted"' in next(q.filter for q in workload_queries(Scope(JS, T0, T0 + NS)) if q.name == "events")
     assert _belongs({"kind": "Event", "reason": "Preempted", "involvedObject": {"kind": "Pod", "name": "standby-0"}}, JS)
@@ -390,7 +390,7 @@ def test_an_absl_signal_dump_cites_the_frame_it_stopped_in():
 
 def test_a_failed_recovery_names_the_interrupted_vm_and_its_node_pool():
     """Elastic training gave up after a Spot VM went away: name the VM and its node pool, not only the client."""
-    from skill.catalog import BY_ID
+    from pathways_workload.skill.catalog import BY_ID
 
     model = Workload(jobset=JS, cluster="c")
     pre = _node_rec(T0, "compute.instances.preempted projects/p/zones/z/instances/gke-c-tpu-np-2-ba24fdbb-nvru",
@@ -425,7 +425,7 @@ def test_the_autoscaler_marking_the_heads_node_supports_the_eviction_only_on_tha
     mark = lambda n: Record(id=f"m-{n}", ts=T0, source="event", log="events", kind="Node", obj=n, node=n,
                             text="ScaleDown: marked the node as toBeDeleted/unschedulable")
     causes, _ = feed(model, mark(node), mark("gke-c-cpu-np-dcccb56e-zzzz"))
-    from skill.judging.classify import NEEDS
+    from pathways_workload.skill.judging.classify import NEEDS
     held = [NEEDS[s.pattern.needs](needs_context(model, s, [])) for s in causes if s.pattern.needs == "on_the_head_node"]
     assert held == [True, False]
 
@@ -436,7 +436,7 @@ def test_the_autoscalers_vm_deletions_are_read_with_the_cluster_activity():
 
 
 def test_the_detail_of_a_multi_line_record_is_its_exception_line():
-    from skill.telling.citations import said_line as _said_line
+    from pathways_workload.skill.telling.citations import said_line as _said_line
 
     text = 'eval failed at step 2000\nTraceback (most recent call last):\n  File "/opt/x.py", line 3, in f\nKeyError: \'attention_mask\''
     assert _said_line(text) == "KeyError: 'attention_mask'" and _said_line("one line") == "one line"
@@ -453,7 +453,7 @@ def test_a_scheduling_blip_that_resolved_is_no_failed_hot_swap():
 
 
 def test_kubelets_pulled_event_gives_the_containers_image_when_the_pod_is_gone():
-    from skill.reading.records import record_from_event
+    from pathways_workload.skill.reading.records import record_from_event
 
     ev = {"kind": "Event", "metadata": {"uid": "u1"}, "reason": "Pulled", "type": "Normal", "lastTimestamp": "2026-11-20T10:00:00Z",
           "message": 'Successfully pulled image "us-docker.pkg.dev/p/infra/cp-sidecar:b3" in 1.4s',
@@ -496,14 +496,14 @@ def test_kueue_failing_to_compose_the_workload_is_admission_blocked():
 
 def test_the_latest_attempt_is_cited_where_its_burst_began():
     """Three attempts fail the same way; the last one on two hosts 0.2 s apart: its first line is cited."""
-    from skill.telling.citations import latest_attempt as _latest_attempt
+    from pathways_workload.skill.telling.citations import latest_attempt as _latest_attempt
 
     rx = "Compilation of jit_train_step (fingerprint 9c41d07e5ab23f18) failed: INTERNAL: RET_CHECK failure"
     recs = [line(T0, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-aaaaa", rid="a0"),
             line(T0 + 400 * NS, rx, container="pathways-worker", pod=f"{JS}-worker-0-0-bbbbb", rid="b0"),
             line(T0 + 400 * NS + 2 * 10**8, rx, container="pathways-worker", pod=f"{JS}-worker-0-3-bbbbb", rid="b3")]
-    from skill.catalog import Pattern
-    from skill.understanding.signals import Signal
+    from pathways_workload.skill.catalog import Pattern
+    from pathways_workload.skill.understanding.signals import Signal
 
     pattern = Pattern(r"Compilation of \S+ .{0,60}failed", 0.9)
     sigs = [Signal("cause", "xla_compile_error", pattern, r, {}) for r in recs]
@@ -514,7 +514,7 @@ def test_the_latest_attempt_is_cited_where_its_burst_began():
                                               ({}, "no_failure_detected")])
 def test_a_kueue_managed_jobset_left_suspended_is_not_admitted(labels, expected):
     """Suspended with no pods and no reason of Kueue's in the data: Kueue has not admitted it (if it is Kueue's)."""
-    from skill.reading.objects import jobset_records
+    from pathways_workload.skill.reading.objects import jobset_records
 
     js = {"kind": "JobSet", "metadata": {"name": JS, "namespace": "default", "uid": "js-uid", "labels": labels},
           "spec": {"suspend": True},
@@ -536,7 +536,7 @@ def test_a_missing_checkpoint_bucket_is_not_a_scratch_problem():
     err = line(T0, 'E0224 persistence_service.cc:412] Failed to write array shard for checkpoint step 250: NOT_FOUND: Error '
                    'writing "x/250/d/1" in GCS bucket "peregrine-ckpt": HTTP response code: 404 with body: The specified '
                    "bucket does not exist.", container="pathways-worker", pod=WORKER, rid="e")
-    from skill.judging.classify import NEEDS
+    from pathways_workload.skill.judging.classify import NEEDS
     assert [NEEDS[s.pattern.needs](needs_context(model, s, [])) for s in M.match(err) if s.pattern.needs == "the_scratch_bucket"] == [False]
 
 
@@ -547,7 +547,7 @@ def test_a_client_connecting_with_its_protocol_version_is_no_mismatch():
 
 
 def test_an_ephemeral_storage_eviction_of_the_head_has_its_own_fix():
-    from skill.catalog import BY_ID
+    from pathways_workload.skill.catalog import BY_ID
 
     rec = _event(T0, "Evicted: The node was low on resource: ephemeral-storage. Container jax-tpu was using 61872340Ki",
                  pod=HEAD)
@@ -584,7 +584,7 @@ def test_a_warning_is_not_outranked_by_an_error_in_another_container():
 
 
 def test_what_counts_as_the_programs_own_warning():
-    from skill.judging.ranking import warning as _warning
+    from pathways_workload.skill.judging.ranking import warning as _warning
     for text in ("W1205 10:00:00.000000 1 x.cc:1] slow", "WARNING:absl:cache miss",
                  "/x/compiler.py:782: UserWarning: Error reading persistent compilation cache entry"):
         assert _warning(SimpleNamespace(record=line(T0, text, container="jax-tpu"))), text

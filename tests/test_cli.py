@@ -123,7 +123,7 @@ COMMANDS = ["diagnose", "query-logs", "list-events", "get-workload", "timeline",
 
 
 def test_version(capsys):
-    import skill
+    from pathways_workload import skill
 
     with pytest.raises(SystemExit) as end:
         main(["--version"])
@@ -131,7 +131,7 @@ def test_version(capsys):
 
 
 def test_every_command_is_listed_with_an_example(capsys):
-    from skill.cli import EXAMPLES
+    from pathways_workload.skill.cli import EXAMPLES
 
     assert sorted(EXAMPLES) == sorted(COMMANDS)
     with pytest.raises(SystemExit):
@@ -175,7 +175,7 @@ def test_choices_and_defaults_are_shown(command, shown, capsys):
 
 
 def test_classes_lists_the_taxonomy(capsys):
-    from skill.catalog import CLASSES
+    from pathways_workload.skill.catalog import CLASSES
 
     from conftest import ROOT
 
@@ -190,7 +190,7 @@ def test_classes_lists_the_taxonomy(capsys):
 
 
 def test_eval_finds_the_bundled_fixtures_from_anywhere(tmp_path, monkeypatch):
-    from evals.cli import bundled_fixtures
+    from pathways_workload.evals.cli import bundled_fixtures
 
     from conftest import ROOT
 

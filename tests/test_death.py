@@ -7,12 +7,12 @@ import shutil
 
 import pytest
 
-from skill.api import diagnose_replay
-from skill.reading.records import Record
-from skill.understanding.death import OUTPUT_ENDS_NS, RAN_ON_NS, uncaught
-from skill.understanding.model import Workload
-from skill.judging.engine import matcher
-from skill.understanding.signals import Signal
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.reading.records import Record
+from pathways_workload.skill.understanding.death import OUTPUT_ENDS_NS, RAN_ON_NS, uncaught
+from pathways_workload.skill.understanding.model import Workload
+from pathways_workload.skill.judging.engine import matcher
+from pathways_workload.skill.understanding.signals import Signal
 
 from conftest import FIXTURES
 

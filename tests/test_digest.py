@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from skill.ask import render_tool_result
-from skill.understanding.digest import Digest, digest_of, estimate_tokens, template
-from skill.telling.explain import build
-from skill.reading.records import Record
+from pathways_workload.skill.ask import render_tool_result
+from pathways_workload.skill.understanding.digest import Digest, digest_of, estimate_tokens, template
+from pathways_workload.skill.telling.explain import build
+from pathways_workload.skill.reading.records import Record
 from tests.conftest import CASES
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from evals import early
-from evals.agents import RulesAgent
-from evals.harness import load_cases
-from evals.transforms import load
+from pathways_workload.evals import early
+from pathways_workload.evals.agents import RulesAgent
+from pathways_workload.evals.harness import load_cases
+from pathways_workload.evals.transforms import load
 from pathways_workload.cli import main
 
 from conftest import FIXTURES

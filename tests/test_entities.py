@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from skill.telling.entities import stand_in
-from skill.understanding.model import Workload
+from pathways_workload.skill.telling.entities import stand_in
+from pathways_workload.skill.understanding.model import Workload
 
 from conftest import CASES
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skill.understanding.facts import FactReader, Roles, component, fact_signals, workload_roles
-from skill.reading.records import Record
+from pathways_workload.skill.understanding.facts import FactReader, Roles, component, fact_signals, workload_roles
+from pathways_workload.skill.reading.records import Record
 
 POD, C = "js-pathways-head-0-0-abcde", "jax-tpu"
 
@@ -101,7 +101,7 @@ def test_notes_addressed_to_readers_carry_no_facts():
 
 
 def test_structured_logs_carry_their_exception_beside_the_message():
-    from skill.reading.records import record_from_entry
+    from pathways_workload.skill.reading.records import record_from_entry
     entry = {"insertId": "j1", "timestamp": "2026-12-04T10:00:00Z", "logName": "projects/p/logs/stderr",
              "resource": {"type": "k8s_container", "labels": {"pod_name": POD, "container_name": C}},
              "jsonPayload": {"message": "checkpoint save failed", "logger": "train",
@@ -113,8 +113,8 @@ def test_structured_logs_carry_their_exception_beside_the_message():
 
 
 def test_the_signatures_query_reads_structured_logs_too():
-    from skill.reading.evaluate import compile_filter
-    from skill.understanding.queries import Scope, workload_queries
+    from pathways_workload.skill.reading.evaluate import compile_filter
+    from pathways_workload.skill.understanding.queries import Scope, workload_queries
     q = next(q for q in workload_queries(Scope("js", 0, 10**19)) if q.name == "signatures")
     pred = compile_filter(q.filter)
     base = {"timestamp": "2026-12-04T10:00:00Z", "resource": {"type": "k8s_container", "labels": {
@@ -156,7 +156,7 @@ def test_an_oserror_on_a_local_path_gets_its_errno_and_the_role_of_its_setting()
 
 
 def test_a_fatal_severity_is_an_error_line_without_its_glog_prefix():
-    from skill.understanding.signals import Matcher
+    from pathways_workload.skill.understanding.signals import Matcher
     rec = Record(id="f", ts=1, source="container", log="stderr", text="Check failed: lease->generation() == 41",
                  severity="CRITICAL", pod=POD, container="pathways-rm")
     assert [s.target for s in Matcher().match(rec)] == ["error_line"]
@@ -165,7 +165,7 @@ def test_a_fatal_severity_is_an_error_line_without_its_glog_prefix():
 
 
 def test_a_json_api_download_url_names_its_bucket_not_download():
-    from skill.understanding.facts import JSON_API, XML_API
+    from pathways_workload.skill.understanding.facts import JSON_API, XML_API
 
     url = "403 GET https://storage.googleapis.com/download/storage/v1/b/orchid-models-shared/o/llama%2F_METADATA?alt=media"
     assert JSON_API.search(url).group(1) == "orchid-models-shared" and not XML_API.search(url)
@@ -174,8 +174,8 @@ def test_a_json_api_download_url_names_its_bucket_not_download():
 def test_a_lower_case_stdlib_exception_raised_in_the_cache_is_a_cache_fact_with_its_frame():
     """zlib.error is a class too: raised from the compilation cache's frames it is a cache failure, and the frame that
     names the cache is kept beside the exception line (cited with it)."""
-    from skill.understanding.facts import EXCEPTION, FactReader, Roles, fact_signals
-    from skill.reading.records import Record
+    from pathways_workload.skill.understanding.facts import EXCEPTION, FactReader, Roles, fact_signals
+    from pathways_workload.skill.reading.records import Record
 
     assert EXCEPTION.match("zlib.error: Error -3 while decompressing data: incorrect header check").group("type") == "zlib.error"
     lines = ["Traceback (most recent call last):",
@@ -198,8 +198,8 @@ def test_a_lower_case_stdlib_exception_raised_in_the_cache_is_a_cache_fact_with_
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from skill.judging.engine import matcher  # noqa: E402
-from skill.judging.classify import CANDIDATE  # noqa: E402
+from pathways_workload.skill.judging.engine import matcher  # noqa: E402
+from pathways_workload.skill.judging.classify import CANDIDATE  # noqa: E402
 
 CODES = st.sampled_from([400, 401, 403, 404, 408, 409, 412, 429, 500, 502, 503, 504, 137, 139, 143])
 UNITS = st.sampled_from(["MiB", "GiB", "KiB", "MB", "bytes", "ms", "s", "files", "examples", "records", "steps",

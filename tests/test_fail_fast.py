@@ -84,7 +84,7 @@ def test_silent_bigquery_endpoint_ends_at_the_deadline():
 
 @bigquery
 def test_missing_dataset_is_one_line_fast():
-    from evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery
+    from pathways_workload.evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery
 
     entry = {"insertId": "a1", "timestamp": "2026-01-01T00:00:00Z", "textPayload": "x",
              "logName": "projects/logs-project/logs/stdout", "resource": {"type": "k8s_container", "labels": {}}}

@@ -37,7 +37,7 @@ def _diagnose(command: str, capsys) -> dict:
 
 @pytest.mark.skipif(importlib.util.find_spec("google.cloud.bigquery") is None, reason="needs google-cloud-bigquery")
 def test_bigquery_fake_and_log_analytics_in_two_commands(capsys):
-    p, first, command = _start("evals.fakes.bigquery_server")
+    p, first, command = _start("pathways_workload.evals.fakes.bigquery_server")
     try:
         assert "as logs-project.pathways_logs._AllLogs at http://127.0.0.1:" in first
         d = _diagnose(command, capsys)
@@ -48,8 +48,8 @@ def test_bigquery_fake_and_log_analytics_in_two_commands(capsys):
 
 
 def test_logging_and_kube_fakes_serve_a_live_diagnosis(capsys):
-    logs, first, command = _start("evals.fakes.logging_server")
-    kube, _, kube_command = _start("evals.fakes.kube_server")
+    logs, first, command = _start("pathways_workload.evals.fakes.logging_server")
+    kube, _, kube_command = _start("pathways_workload.evals.fakes.kube_server")
     try:
         url = first.split(" at ")[1].split()[0]
         d = _diagnose(kube_command.replace("LOGGING_FAKE_URL", url), capsys)
@@ -62,6 +62,6 @@ def test_logging_and_kube_fakes_serve_a_live_diagnosis(capsys):
 
 
 def test_a_folder_without_entries_is_one_line(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "evals.fakes.logging_server", str(tmp_path)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "pathways_workload.evals.fakes.logging_server", str(tmp_path)], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and p.stderr.strip().count("\n") == 0 and "no log entries" in p.stderr

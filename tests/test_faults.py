@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from evals.faults import MATRIX, FaultCase, run_fault, verdict
+from pathways_workload.evals.faults import MATRIX, FaultCase, run_fault, verdict
 from pathways_workload.cli import main
-from evals.fakes.live_case import LiveCase
-from evals.corpus import BASE
+from pathways_workload.evals.fakes.live_case import LiveCase
+from pathways_workload.evals.corpus import BASE
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import shutil
 import jsonschema
 import pytest
 
-from evals.evaluators import entity_key
+from pathways_workload.evals.evaluators import entity_key
 
-from skill.api import diagnose_replay
-from skill.diagnosis import Diagnosis
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.diagnosis import Diagnosis
 
 from conftest import CASES, ROOT, expected, input_ids
 

@@ -6,13 +6,13 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from evals import baselines, calibration
-from evals.agents import AgentRun, RulesAgent
-from evals.cli import main as eval_main
-from evals.evaluators import Evaluator
-from evals.harness import evaluate, load_cases, run_eval
-from skill.api import diagnose_replay
-from skill.diagnosis import Fix
+from pathways_workload.evals import baselines, calibration
+from pathways_workload.evals.agents import AgentRun, RulesAgent
+from pathways_workload.evals.cli import main as eval_main
+from pathways_workload.evals.evaluators import Evaluator
+from pathways_workload.evals.harness import evaluate, load_cases, run_eval
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.diagnosis import Fix
 
 from conftest import FIXTURES
 
@@ -150,7 +150,7 @@ def test_eval_cli_fails_below_the_gate(tmp_path):
 def test_catalog_phases_match_the_taxonomy():
     import re
 
-    from skill.catalog import BY_ID
+    from pathways_workload.skill.catalog import BY_ID
 
     from conftest import ROOT
 
@@ -159,7 +159,7 @@ def test_catalog_phases_match_the_taxonomy():
 
 
 def test_a_non_rules_agent_is_compared_with_the_rules_engine(capsys, monkeypatch):
-    from evals import agents
+    from pathways_workload.evals import agents
 
     monkeypatch.setitem(agents.AGENTS, "always-hbm", lambda: Fixed("always-hbm", _always_hbm))
     cases = [str(FIXTURES / "case-001"), str(FIXTURES / "case-009")]  # tpu_hardware_failure, hbm_oom
@@ -247,7 +247,7 @@ def test_spend_is_reported_per_question_with_redundant_calls_apart(tmp_path):
                              "tokens": {"input": 1000, "output": 100, "cache_write": 0, "cache_read": 800},
                              "cost_usd": 0.0045}
     assert pq["mean"]["redundant_tool_calls"] == 0.5 and pq["mean"]["input_tokens"] == 1000
-    from evals.report import markdown, table
+    from pathways_workload.evals.report import markdown, table
 
     assert "per question (mean)" in table(s, []) and "(2 redundant)" in table(s, [])
     assert "## Spend per question" in markdown(s, []) and "| case-004 | 1 | 2 | 3 | 0 |" in markdown(s, [])

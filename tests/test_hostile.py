@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evals.corpus import CORPUS, Hostile
-from evals.reliability import run_hostile
+from pathways_workload.evals.corpus import CORPUS, Hostile
+from pathways_workload.evals.reliability import run_hostile
 from pathways_workload.cli import main
 
 REPORTED = ("skipped", "cut off", "not closed", "replaced", "not valid JSON")

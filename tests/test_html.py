@@ -9,11 +9,11 @@ import subprocess
 
 import pytest
 
-from skill.api import analyse_replay
+from pathways_workload.skill.api import analyse_replay
 from pathways_workload.cli import main
-from skill.diagnosis import Diagnosis
-from skill.telling.explain import build
-from skill.telling.html import render_html
+from pathways_workload.skill.diagnosis import Diagnosis
+from pathways_workload.skill.telling.explain import build
+from pathways_workload.skill.telling.html import render_html
 
 from conftest import FIXTURES
 

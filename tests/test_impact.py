@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals.builder import build
-from skill import references
-from skill.api import diagnose_replay
-from skill.catalog import Pattern
-from skill.judging.impact import ROWS, Line, judge
-from skill.reading.records import Record
-from skill.understanding.signals import Signal
+from pathways_workload.evals.builder import build
+from pathways_workload.skill import references
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.catalog import Pattern
+from pathways_workload.skill.judging.impact import ROWS, Line, judge
+from pathways_workload.skill.reading.records import Record
+from pathways_workload.skill.understanding.signals import Signal
 
 from conftest import FIXTURES, ROOT
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from skill.reading.sources import passes
-from skill.reading.sources.base import LogQuery
-from skill.reading.sources.heads import ascii_or_utf8, decode_head, verbatim_text
-from skill.reading.sources.replay import ROUTE_FIELDS, ReplaySource
-from skill.reading.sources.plan import compile_route_filter
+from pathways_workload.skill.reading.sources import passes
+from pathways_workload.skill.reading.sources.base import LogQuery
+from pathways_workload.skill.reading.sources.heads import ascii_or_utf8, decode_head, verbatim_text
+from pathways_workload.skill.reading.sources.replay import ROUTE_FIELDS, ReplaySource
+from pathways_workload.skill.reading.sources.plan import compile_route_filter
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = [ROOT / "fixtures" / n for n in ("case-001", "case-004", "case-087", "case-009")]
@@ -97,9 +97,9 @@ def test_heads_helpers():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from skill.reading.records import parse_utc  # noqa: E402
-from skill.reading.sources.heads import utc_times  # noqa: E402
-from skill.reading.sources.spool import TextSpool  # noqa: E402
+from pathways_workload.skill.reading.records import parse_utc  # noqa: E402
+from pathways_workload.skill.reading.sources.heads import utc_times  # noqa: E402
+from pathways_workload.skill.reading.sources.spool import TextSpool  # noqa: E402
 
 _STAMP = st.builds(lambda d, frac, z, sep: f"20{d:0>2}-0{d % 9 + 1}-{d % 28 + 1:02d}{sep}1{d % 10}:0{d % 6}:{d % 61:02d}"
                    + frac + z, st.integers(0, 99), st.one_of(st.just(""), st.from_regex(r"\.[0-9²_ ]{0,11}", fullmatch=True)),
@@ -140,7 +140,7 @@ def test_extend_quoted_equals_extend(literals):
 @pytest.mark.parametrize("block", [64, 1000])
 def test_small_blocks_index_the_same(block, monkeypatch):
     """Blocks smaller than an element (read again, twice as long) or holding a few: the same index as one block."""
-    from skill.reading.sources import heads
+    from pathways_workload.skill.reading.sources import heads
 
     case = CASES[0]
     whole = ReplaySource(case)

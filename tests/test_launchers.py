@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals.builder.launchers import LAUNCHERS
+from pathways_workload.evals.builder.launchers import LAUNCHERS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = {"case-202": "gcluster", "case-203": "gcluster-headless", "case-204": "pathways-job",

@@ -17,7 +17,7 @@ PACKAGED = ("skill", "tools", "evals", "pathways_workload")
 ORDER = ("skill", "tools", "evals", "bench", "pathways_workload")
 
 
-def _imports(path: Path) -> set[str]:
+def _imports_as_written(path: Path) -> set[str]:
     """Every module path path imports (absolute, or resolved from a relative import within its package)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     package = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
@@ -33,6 +33,16 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
+def _imports(path: Path) -> set[str]:
+    """The modules path imports, named as the checkout's folders name them (skill.cli, not pathways_workload.skill.cli)."""
+    return {_local(m) for m in _imports_as_written(path) if m != "pathways_workload"}  # `from pathways_workload import skill` names skill
+
+
+def _local(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[1:]) if parts[0] == "pathways_workload" and parts[1:2] and parts[1] in "skill tools evals bench".split() else module
+
+
 def test_packaged_code_never_imports_tests():
     bad = [(str(p.relative_to(ROOT)), m) for top in PACKAGED for p in sorted((ROOT / top).rglob("*.py"))
            for m in sorted(_imports(p)) if m == "tests" or m.startswith("tests.")]
@@ -46,7 +56,7 @@ def test_import_walk_sees_relative_imports():
 
 
 def _loaded_after(code: str) -> list[str]:
-    probe = f"import sys\n{code}\nprint('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] == 'evals')))"
+    probe = f"import sys\n{code}\nprint('\\n'.join(sorted(m for m in sys.modules if m.startswith('pathways_workload.evals'))))"
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr
@@ -56,17 +66,18 @@ def _loaded_after(code: str) -> list[str]:
 def test_cli_core_path_does_not_import_evals():
     assert _loaded_after("import pathways_workload.cli") == []
     # every command but eval, and --help
-    assert _loaded_after("import pathways_workload.cli as c, skill.cli\nskill.cli.parser(wiring=c.wiring())") == []
+    assert _loaded_after("import pathways_workload.cli as c, pathways_workload.skill.cli\npathways_workload.skill.cli.parser(wiring=c.wiring())") == []
 
 
 def test_eval_command_still_registers():
-    probe = "import pathways_workload.cli as c, skill.cli\nskill.cli.parser(eval_command=True, wiring=c.wiring())"
-    assert "evals.cli" in _loaded_after(probe)
+    probe = "import pathways_workload.cli as c, pathways_workload.skill.cli\npathways_workload.skill.cli.parser(eval_command=True, wiring=c.wiring())"
+    assert "pathways_workload.evals.cli" in _loaded_after(probe)
 
 
 def test_skill_alone_has_its_own_commands():
     """skill/ imports nothing above it: without the composition root's wiring its CLI has diagnose and classes."""
-    import skill.cli
+    import pathways_workload.skill.cli  # noqa: F401 - read as skill.cli
+    from pathways_workload import skill
 
     sub = next(a for a in skill.cli.parser()._actions if a.dest == "command")
     assert set(sub.choices) == {"diagnose", "classes"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evals import library
+from pathways_workload.evals import library
 
 from conftest import ROOT
 
@@ -15,7 +15,7 @@ def test_the_library_meets_its_floor():
 
 def test_the_case_table_is_current():
     lib = library.entries(FIXTURES)
-    assert library.table_is_current(FIXTURES / "README.md", lib), "run: python -m evals.library fixtures/ --write"
+    assert library.table_is_current(FIXTURES / "README.md", lib), "run: python -m pathways_workload.evals.library fixtures/ --write"
 
 
 def test_shortfalls_name_what_is_missing(tmp_path):

@@ -7,9 +7,9 @@ import re2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.reading.literals import required_literal, screened
-from skill.reading.query import compile_regex
-from skill.reading.evaluate import _regex_bytes_test
+from pathways_workload.skill.reading.literals import required_literal, screened
+from pathways_workload.skill.reading.query import compile_regex
+from pathways_workload.skill.reading.evaluate import _regex_bytes_test
 
 QUICK = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 PIECES = list("abcKkSs\u017f \t:-#") + [

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from skill.api import diagnose_replay
-from skill.errors import InputError, SourceError
-from skill.diagnose_live import parse_since
-from skill.reading.records import format_ns, parse_ts
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.errors import InputError, SourceError
+from pathways_workload.skill.diagnose_live import parse_since
+from pathways_workload.skill.reading.records import format_ns, parse_ts
 from tests.conftest import CASES, FIXTURES, expected
-from evals.live_parity import SharedFakes, compare
-from evals.fakes.live_case import LiveCase as Live
-from evals.fakes.live_case import fast
-from evals.fakes.logging_server import load_entries
+from pathways_workload.evals.live_parity import SharedFakes, compare
+from pathways_workload.evals.fakes.live_case import LiveCase as Live
+from pathways_workload.evals.fakes.live_case import fast
+from pathways_workload.evals.fakes.logging_server import load_entries
 
 
 
@@ -131,7 +131,7 @@ def test_big_incident_is_read_narrowly(replayed):
 
 def test_fleet_of_256_hosts_over_two_hours_is_read_narrowly(tmp_path: Path):
     """Issue 4's bound: 256 TPU hosts, 2 hours, the cause on one host of slice 11: <= 20 requests, <= 20,000 entries."""
-    from evals import builder
+    from pathways_workload.evals import builder
 
     (tmp_path / "scenario.yaml").write_text((Path(__file__).parent / "scenarios" / "fleet-256.yaml").read_text())
     builder.build(tmp_path / "scenario.yaml", tmp_path)
@@ -312,7 +312,7 @@ def test_cli_live_needs_the_workload(capsys):
 
 
 def test_diagnose_tool_live(monkeypatch):
-    from tools.registry import registry
+    from pathways_workload.tools.registry import registry
 
     case = CASES[3]
     with Live(case) as lv:
@@ -339,7 +339,7 @@ def _link_parts(link: str) -> tuple[str, dict[str, str], str]:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnoses):
     """The link's query, run over the case's own export with the project's evaluator, finds the cited entry."""
-    from skill.reading.evaluate import compile_filter
+    from pathways_workload.skill.reading.evaluate import compile_filter
 
     d = diagnoses[case.name]
     entries = load_entries(case)
@@ -363,8 +363,8 @@ def test_every_log_evidence_links_to_a_query_that_finds_exactly_it(case, diagnos
 
 def test_filters_stay_under_the_api_limit_however_many_nodes_and_patterns():
     """Cloud Logging rejects filters over 20,000 characters: long node lists and a growing catalog split, never fail."""
-    from skill.understanding import queries as Q
-    from skill.understanding.signals import pushdown_regexes
+    from pathways_workload.skill.understanding import queries as Q
+    from pathways_workload.skill.understanding.signals import pushdown_regexes
 
     scope = Q.Scope("j" * 40, 10**18, 10**18 + 1, "n" * 40, "c" * 40, "p")
     nodes = [f"gke-{'c' * 30}-tpu-np-{i}-5c190e35-{i:04x}" for i in range(1000)]
@@ -471,7 +471,7 @@ def test_unreachable_kinds_are_named():
     from urllib3.exceptions import (ConnectTimeoutError, MaxRetryError, NameResolutionError, NewConnectionError,
                                     ProtocolError)
 
-    from skill.reading.sources.base import connection_failure
+    from pathways_workload.skill.reading.sources.base import connection_failure
 
     def wrapped(reason: Exception) -> Exception:
         return requests.exceptions.ConnectionError(MaxRetryError(None, "/v2/entries:list", reason))
@@ -501,7 +501,7 @@ def test_the_deadline_must_be_positive(capsys):
 def test_progress_is_silent_for_a_quick_run_and_beats_for_a_slow_one():
     import time
 
-    from skill.progress import Heartbeat
+    from pathways_workload.skill.progress import Heartbeat
 
     quick: list[str] = []
     with Heartbeat(quick.append, 60, after=3.0) as hb:

@@ -1,9 +1,9 @@
 """Load: MCP clients calling every tool at once, and live diagnoses in parallel against the fakes, give the same
-answers as one call at a time, without errors. Memory is measured by `python -m evals.reliability`, not here."""
+answers as one call at a time, without errors. Memory is measured by `python -m pathways_workload.evals.reliability`, not here."""
 
 from __future__ import annotations
 
-from evals.load import CASES, live_parallel, mcp_concurrent
+from pathways_workload.evals.load import CASES, live_parallel, mcp_concurrent
 
 
 def test_mcp_answers_concurrent_clients():

@@ -10,14 +10,14 @@ import pytest
 
 pytest.importorskip("google.cloud.bigquery", reason="--log-analytics needs google-cloud-bigquery (see README)")
 
-from evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery  # noqa: E402
-from evals.fakes.live_case import LiveCase  # noqa: E402
-from skill.diagnose_live import diagnose_log_analytics  # noqa: E402
-from skill.errors import InputError, SourceError  # noqa: E402
-from skill.reading.evaluate import compile_filter  # noqa: E402
-from skill.reading.sources.base import LogQuery  # noqa: E402
-from skill.reading.sources.log_analytics import _FIELDS, LogAnalyticsSource, loosen  # noqa: E402
-from skill.reading.query import parse  # noqa: E402
+from pathways_workload.evals.fakes.bigquery_server import BigQueryServer, FakeBigQuery  # noqa: E402
+from pathways_workload.evals.fakes.live_case import LiveCase  # noqa: E402
+from pathways_workload.skill.diagnose_live import diagnose_log_analytics  # noqa: E402
+from pathways_workload.skill.errors import InputError, SourceError  # noqa: E402
+from pathways_workload.skill.reading.evaluate import compile_filter  # noqa: E402
+from pathways_workload.skill.reading.sources.base import LogQuery  # noqa: E402
+from pathways_workload.skill.reading.sources.log_analytics import _FIELDS, LogAnalyticsSource, loosen  # noqa: E402
+from pathways_workload.skill.reading.query import parse  # noqa: E402
 from tests.conftest import CASES, expected  # noqa: E402
 
 DATASET = "logs-project.pathways_logs"

@@ -13,8 +13,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import FIXTURES, ROOT
-from tools.mcp_server import build_server
-from tools.registry import registry
+from pathways_workload.tools.mcp_server import build_server
+from pathways_workload.tools.registry import registry
 
 CASE = str(FIXTURES / "case-001")
 
@@ -145,7 +145,7 @@ def test_an_absent_jobset_is_an_error_result():
 
 
 def test_server_reports_the_package_version():
-    from skill import __version__
+    from pathways_workload.skill import __version__
 
     async def go(c):
         return c.server_info
@@ -162,7 +162,7 @@ def test_server_reports_the_package_version():
 def test_results_are_structured_and_diagnose_declares_the_diagnosis_schema():
     import jsonschema
 
-    from tools.mcp_server import diagnosis_schema
+    from pathways_workload.tools.mcp_server import diagnosis_schema
 
     async def go(c):
         tools = {t.name: t for t in (await c.list_tools()).tools}

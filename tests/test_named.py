@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skill.catalog import BY_ID
-from skill.telling.named import ROWS, named, sentence
+from pathways_workload.skill.catalog import BY_ID
+from pathways_workload.skill.telling.named import ROWS, named, sentence
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from skill.api import analyse_replay
-from skill.reading.records import occurrences, record_from_event
-from skill.telling.explain import build
-from skill.telling.html import render_html
+from pathways_workload.skill.api import analyse_replay
+from pathways_workload.skill.reading.records import occurrences, record_from_event
+from pathways_workload.skill.telling.explain import build
+from pathways_workload.skill.telling.html import render_html
 
 from conftest import CASES, FIXTURES
 

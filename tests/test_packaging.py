@@ -33,19 +33,22 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 def test_templates_and_schema_are_in_the_wheel(wheel):
     names = set(wheel.namelist())
     for t in (ROOT / "prompts").glob("*.j2"):
-        assert f"skill/prompts/{t.name}" in names, t.name
-    assert "skill/schema/diagnosis.schema.json" in names
+        assert f"pathways_workload/skill/prompts/{t.name}" in names, t.name
+    assert "pathways_workload/skill/schema/diagnosis.schema.json" in names
 
 
 def test_every_module_is_in_the_wheel(wheel):
     names = set(wheel.namelist())
     for pkg in SOURCES:
         for py in (ROOT / pkg).rglob("*.py"):
-            assert str(py.relative_to(ROOT)) in names, py
+            rel = str(py.relative_to(ROOT))
+            if "recording/programs" in rel:
+                continue  # run on a TPU machine, not shipped
+            assert (rel if pkg == "pathways_workload" else f"pathways_workload/{rel}") in names, py
 
 
 def test_console_script_and_version(wheel):
-    import skill
+    from pathways_workload import skill
 
     entry = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
     assert "pathways-workload = pathways_workload.cli:main" in wheel.read(entry).decode()
@@ -55,10 +58,26 @@ def test_console_script_and_version(wheel):
 def test_report_renders_from_the_installed_layout(tmp_path, wheel):
     """The wheel's files unpacked alone (no checkout beside them): the Markdown report still finds its template."""
     wheel.extractall(tmp_path)
-    code = ("import skill.telling.report as r; from skill.api import diagnose_replay; "
+    code = ("import pathways_workload.skill.telling.report as r; from pathways_workload.skill.api import diagnose_replay; "
             f"print(r.PROMPTS); print(r.render_markdown(diagnose_replay({str(ROOT / 'fixtures' / 'case-004')!r}))[:40])")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                        env={"PATH": "", "PYTHONPATH": str(tmp_path)}, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     where, report = p.stdout.split("\n", 1)
-    assert where == str(tmp_path / "skill" / "prompts") and report.startswith("# ")
+    assert where == str(tmp_path / "pathways_workload" / "skill" / "prompts") and report.startswith("# ")
+
+
+def test_one_top_level_package(wheel):
+    """The wheel installs one import package; the TPU recording programs stay in the checkout."""
+    tops = {n.split("/")[0] for n in wheel.namelist() if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert tops == {"pathways_workload"}, tops
+    assert not [n for n in wheel.namelist() if "recording/programs/" in n]
+
+
+def test_generic_names_are_not_ours_outside_the_checkout(tmp_path, wheel):
+    wheel.extractall(tmp_path / "site")
+    code = "import importlib.util as u; print([m for m in ('tools', 'evals', 'skill') if u.find_spec(m)])"
+    # -S: no site-packages (an editable install of a checkout maps its own names there), only the wheel's files
+    p = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PATH": "", "PYTHONPATH": str(tmp_path / "site")}, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr

@@ -20,14 +20,14 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from skill.api import diagnose_replay
-from skill.catalog import CLASSES
-from skill.errors import FilterSyntaxError, PathwaysWorkloadError
-from skill.reading.query import parse
-from skill.reading.evaluate import compile_filter
-from skill.understanding.queries import Scope, node_queries, workload_queries
-from skill.reading.records import format_ns, parse_ts, record_from_entry
-from skill.reading.sources.replay import ReplaySource
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.catalog import CLASSES
+from pathways_workload.skill.errors import FilterSyntaxError, PathwaysWorkloadError
+from pathways_workload.skill.reading.query import parse
+from pathways_workload.skill.reading.evaluate import compile_filter
+from pathways_workload.skill.understanding.queries import Scope, node_queries, workload_queries
+from pathways_workload.skill.reading.records import format_ns, parse_ts, record_from_entry
+from pathways_workload.skill.reading.sources.replay import ReplaySource
 from tests.conftest import FIXTURES
 
 DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"

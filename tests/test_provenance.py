@@ -8,7 +8,7 @@ import re
 import pytest
 import re2
 
-from evals.provenance import patterns
+from pathways_workload.evals.provenance import patterns
 
 from conftest import ROOT
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skill.errors import FilterSyntaxError
-from skill.reading.query import And, Compare, Not, Or, parse, quote, regex_literal
-from skill.reading.evaluate import compile_filter, matches, parse_timestamp_ns
+from pathways_workload.skill.errors import FilterSyntaxError
+from pathways_workload.skill.reading.query import And, Compare, Not, Or, parse, quote, regex_literal
+from pathways_workload.skill.reading.evaluate import compile_filter, matches, parse_timestamp_ns
 
 JOBSET = "k8s-pod/jobset_sigs_k8s_io/jobset-name"
 POD = {

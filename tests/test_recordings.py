@@ -8,7 +8,7 @@ import tomllib
 import pytest
 import yaml
 
-from evals.recording.split import REQUIRED, split
+from pathways_workload.evals.recording.split import REQUIRED, split
 from tests.conftest import ROOT
 
 RECORDING = ROOT / "evals" / "recording"

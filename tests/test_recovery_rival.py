@@ -3,7 +3,7 @@ interruption stays the root cause, the recovery is an open rival, so the verdict
 
 from __future__ import annotations
 
-from skill.judging.ranking import Hypo, _open_recovery, explains
+from pathways_workload.skill.judging.ranking import Hypo, _open_recovery, explains
 
 
 def test_an_unproven_failed_recovery_is_an_open_rival(diagnoses):

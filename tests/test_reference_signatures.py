@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evals.reference import REFERENCE, extract, filled, load, owners
-from skill.catalog import BY_ID, MILESTONES, SYMPTOMS
+from pathways_workload.evals.reference import REFERENCE, extract, filled, load, owners
+from pathways_workload.skill.catalog import BY_ID, MILESTONES, SYMPTOMS
 
 ENTRIES = load()
 OWNERS = set(BY_ID) | {f"symptom:{s.id}" for s in SYMPTOMS} | {f"milestone:{m.id}" for m in MILESTONES}

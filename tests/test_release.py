@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from skill.catalog import Pattern
-from skill.catalog.release import RELEASE, parse_image
-from skill.judging.matrix import findings, pins
-from skill.understanding.model import ContainerInfo, Workload
-from skill.reading.records import Record
-from skill.understanding.signals import Signal
+from pathways_workload.skill.catalog import Pattern
+from pathways_workload.skill.catalog.release import RELEASE, parse_image
+from pathways_workload.skill.judging.matrix import findings, pins
+from pathways_workload.skill.understanding.model import ContainerInfo, Workload
+from pathways_workload.skill.reading.records import Record
+from pathways_workload.skill.understanding.signals import Signal
 
 from conftest import CASES
 
@@ -99,7 +99,7 @@ def _to_ga(m: re.Match) -> str:
                                   ["failure_class"] in VERSION_FIXES], ids=lambda c: c.name)
 def test_no_fix_names_a_pre_ga_location_on_a_workload_on_ga_images(case, tmp_path):
     """The library's version-class incidents, moved onto the GA images: no fix may send the user to a pre-GA path."""
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     for f in case.iterdir():
         if f.is_file():
@@ -157,7 +157,7 @@ def _incident(tmp_path, server_tag: str = GA_PIN, client_jax: str = "0.12.0.1", 
     ({"other_digest": True}, "digest_changed"),
 ], ids=["supported-pinned", "tpu", "jax", "skew", "rolling", "digest"])
 def test_the_matrix_on_whole_incidents(tmp_path, kw, kind):
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     d = diagnose_replay(_incident(tmp_path, **kw))
     found = [o for o in d.observations if o.kind == "support_matrix"]

@@ -9,11 +9,11 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.reading.query import quote
-from skill.reading.evaluate import compile_filter, utc_spelled
-from skill.reading.records import parse_ts, parse_utc
-from skill.reading.sources.base import LogQuery
-from skill.reading.sources.replay import ReplaySource
+from pathways_workload.skill.reading.query import quote
+from pathways_workload.skill.reading.evaluate import compile_filter, utc_spelled
+from pathways_workload.skill.reading.records import parse_ts, parse_utc
+from pathways_workload.skill.reading.sources.base import LogQuery
+from pathways_workload.skill.reading.sources.replay import ReplaySource
 
 FOLDERS = itertools.count()
 QUICK = dict(derandomize=True, database=None, deadline=None,

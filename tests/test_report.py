@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from skill.api import diagnose_replay
-from skill.diagnosis import Diagnosis
-from skill.reading.records import parse_ts
-from skill.redact import redact
-from skill.telling.report import render_markdown
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.diagnosis import Diagnosis
+from pathways_workload.skill.reading.records import parse_ts
+from pathways_workload.skill.redact import redact
+from pathways_workload.skill.telling.report import render_markdown
 
 from conftest import FIXTURES, ROOT
 
@@ -66,7 +66,7 @@ def test_live_footer_keeps_the_request_count():
 
 
 def test_excerpts_are_cut_at_a_word():
-    from skill.telling.excerpt import clip
+    from pathways_workload.skill.telling.excerpt import clip
 
     assert clip("alpha beta gamma delta", 14) == "alpha beta…"
     assert clip("short", 14) == "short"
@@ -89,7 +89,7 @@ def test_redaction_of_planted_secrets():
 
 def test_no_restart_sentence_without_a_restart():
     """case-001 never restarted (maxRestarts 0, the JobSet failed); case-009 restarted three times."""
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     once = diagnose_replay(FIXTURES / "case-001").root_cause.explanation
     assert "restart" not in once

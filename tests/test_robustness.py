@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.agents import RulesAgent
-from evals.harness import load_cases
-from evals.robustness import markdown, run_robustness, select
-from evals.transforms import (Copy, glog_prefix, join_tracebacks, json_exc_info, json_msg, json_payload, json_payload_all,
+from pathways_workload.evals.agents import RulesAgent
+from pathways_workload.evals.harness import load_cases
+from pathways_workload.evals.robustness import markdown, run_robustness, select
+from pathways_workload.evals.transforms import (Copy, glog_prefix, join_tracebacks, json_exc_info, json_msg, json_payload, json_payload_all,
                               jsonl, load, reorder, save, split_tracebacks)
-from evals.rename import rename
+from pathways_workload.evals.rename import rename
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TB = ["Traceback (most recent call last):", '  File "/usr/lib/python3.12/site-packages/orbax/checkpoint/x.py", line 3, in f',

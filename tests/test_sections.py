@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from skill.telling.render import render
-from skill.telling.view import BY_SECTION, SECTIONS, view
+from pathways_workload.skill.telling.render import render
+from pathways_workload.skill.telling.view import BY_SECTION, SECTIONS, view
 
 from conftest import CASES
 

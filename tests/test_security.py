@@ -16,16 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from skill.ask import ask
+from pathways_workload.skill.ask import ask
 from pathways_workload.cli import main
-from skill.errors import InputError
-from skill.reading.query import Compare, parse
-from skill.reading.evaluate import compile_filter
-from skill.understanding.queries import Scope, node_queries, workload_queries
+from pathways_workload.skill.errors import InputError
+from pathways_workload.skill.reading.query import Compare, parse
+from pathways_workload.skill.reading.evaluate import compile_filter
+from pathways_workload.skill.understanding.queries import Scope, node_queries, workload_queries
 from tests.conftest import FIXTURES, ROOT
 from tests.fakes.anthropic_server import FakeAnthropic, answer_turn
-from tools.mcp_server import build_server
-from tools.registry import registry
+from pathways_workload.tools.mcp_server import build_server
+from pathways_workload.tools.registry import registry
 
 CASE = FIXTURES / "case-001"
 JOBSET_PATH = ("labels", "k8s-pod/jobset_sigs_k8s_io/jobset-name")
@@ -89,7 +89,7 @@ def test_query_logs_filter_errors_are_results():
 @pytest.mark.parametrize("field, value", [("jobset", "x,app=other"), ("jobset", "../../secrets"),
                                           ("namespace", "default/../kube-system"), ("jobset", 'a" OR "b')])
 def test_live_names_must_be_kubernetes_names(field, value):
-    from skill.diagnose_live import diagnose_live
+    from pathways_workload.skill.diagnose_live import diagnose_live
 
     args = dict(project="p", location="l", cluster="c", jobset="js", namespace="default", no_kube=True,
                 logging_endpoint="http://127.0.0.1:9")
@@ -188,7 +188,7 @@ def test_mcp_results_are_redacted(planted):
 
 
 def test_what_the_model_receives_is_redacted(planted):
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     base = diagnose_replay(planted).to_json_dict()
     usage = {"input_tokens": 10, "output_tokens": 5}
@@ -211,7 +211,7 @@ def test_what_the_model_receives_is_redacted(planted):
 
 
 def _one_turn(folder: Path) -> list[dict]:
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     base = diagnose_replay(folder).to_json_dict()
     return [answer_turn(base)]

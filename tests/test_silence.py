@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skill.reading.records import Record
-from skill.telling import silence
+from pathways_workload.skill.reading.records import Record
+from pathways_workload.skill.telling import silence
 
 from conftest import FIXTURES
 
@@ -178,10 +178,10 @@ def test_what_it_said_last_before_its_last_step_while_stepping():
 
 
 def test_an_unexplained_failure_long_after_the_last_step_is_the_stall_it_followed():
-    from skill.catalog.types import Pattern
-    from skill.judging.fatal import STALLED_BEFORE_SCORE, stalled_then_failed as _stalled_then_failed
-    from skill.understanding.model import Workload
-    from skill.understanding.signals import Signal
+    from pathways_workload.skill.catalog.types import Pattern
+    from pathways_workload.skill.judging.fatal import STALLED_BEFORE_SCORE, stalled_then_failed as _stalled_then_failed
+    from pathways_workload.skill.understanding.model import Workload
+    from pathways_workload.skill.understanding.signals import Signal
     step = Pattern(r"step", 1.0)
     m = Workload(jobset="lm")
     m.progress = [Signal("milestone", "progress", step, r, {}) for r in _stream([f"step {i}" for i in range(5)], step=NS)]
@@ -195,7 +195,7 @@ def test_an_unexplained_failure_long_after_the_last_step_is_the_stall_it_followe
 
 
 def test_what_the_program_was_doing_when_it_raised():
-    from skill.telling.citations import doing
+    from pathways_workload.skill.telling.citations import doing
     recs = _stream([
         "INFO:trainer:step 12 loss 0.79",
         "INFO:trainer:eval at step 12: loading eval set",

@@ -8,10 +8,10 @@ import shutil
 import skills_ref
 import yaml
 
-from skill import references
-from skill.catalog import BY_ID
+from pathways_workload.skill import references
+from pathways_workload.skill.catalog import BY_ID
 from tests.conftest import ROOT
-from tools.registry import registry
+from pathways_workload.tools.registry import registry
 
 SKILL = ROOT / "SKILL.md"
 
@@ -52,7 +52,7 @@ def test_skill_md_names_every_tool_and_links_exist():
 
 def test_references_match_catalog():
     assert (ROOT / "references" / "classes.md").read_text() == references.render(), \
-        "references/classes.md is stale: run python -m skill.references"
+        "references/classes.md is stale: run python -m pathways_workload.skill.references"
     text = references.render()
     for cid in BY_ID:
         assert f"\n## {cid}\n" in text

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.reading.query import compile_regex
-from skill.reading.sources.spool import TextSpool, bulk_patterns
+from pathways_workload.skill.reading.query import compile_regex
+from pathways_workload.skill.reading.sources.spool import TextSpool, bulk_patterns
 
 PATTERNS = [r"(?m)^x", r"(?m)x$", r"(?m)^$", r"\bx\b", r"(?s)a.x", r"x+", r"(?i)X\s*1", r"é|a\nx", r"[^a]x",
             r"(?m)(?:^a)|(?:x$)", r"(?i)\bstep\b[\s:=#]*\d+"]

@@ -13,11 +13,11 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skill.reading.logtable import connect, load_entries, load_export, select
-from skill.reading.query import parse, quote
-from skill.reading.evaluate import compile_filter
-from skill.reading.records import format_ns
-from skill.reading.sql import ALL_LOGS, DUCKDB, Uncompilable, compile_sql, to_sql
+from pathways_workload.skill.reading.logtable import connect, load_entries, load_export, select
+from pathways_workload.skill.reading.query import parse, quote
+from pathways_workload.skill.reading.evaluate import compile_filter
+from pathways_workload.skill.reading.records import format_ns
+from pathways_workload.skill.reading.sql import ALL_LOGS, DUCKDB, Uncompilable, compile_sql, to_sql
 from tests.conftest import FIXTURES
 
 QUICK = dict(derandomize=True, database=None, deadline=None, max_examples=60,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from skill import references
-from skill.catalog import HEALTHY, Pattern
-from skill.understanding.model import ContainerInfo, Workload
-from skill.reading.records import Record
-from skill.understanding.signals import Signal
-from skill.understanding.status import ROWS, Run, decide
+from pathways_workload.skill import references
+from pathways_workload.skill.catalog import HEALTHY, Pattern
+from pathways_workload.skill.understanding.model import ContainerInfo, Workload
+from pathways_workload.skill.reading.records import Record
+from pathways_workload.skill.understanding.signals import Signal
+from pathways_workload.skill.understanding.status import ROWS, Run, decide
 
 from conftest import ROOT
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
-from skill.api import diagnose_replay
-from skill.reading.records import format_ns, parse_ts
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.reading.records import format_ns, parse_ts
 
 from conftest import ROOT
 
@@ -58,7 +58,7 @@ def test_an_unknown_failure_says_what_to_read_next():
 def test_at_before_the_data_is_an_error_and_after_it_a_gap():
     import pytest
 
-    from skill.errors import InputError
+    from pathways_workload.skill.errors import InputError
     with pytest.raises(InputError, match="before the data starts"):
         diagnose_replay(CASE, at="2020-01-01T00:00:00Z")
     d = diagnose_replay(CASE, at="2030-01-01T00:00:00Z")
@@ -66,7 +66,7 @@ def test_at_before_the_data_is_an_error_and_after_it_a_gap():
 
 
 def test_two_jobsets_of_two_clusters_are_each_diagnosed_where_they_ran(tmp_path):
-    from skill.api import analyse_replay
+    from pathways_workload.skill.api import analyse_replay
     a, b = ROOT / "fixtures" / "case-001", ROOT / "fixtures" / "case-004"
     logs = []
     for case in (a, b):

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from skill.api import diagnose_replay
+from pathways_workload.skill.api import diagnose_replay
 from pathways_workload.cli import main
-from skill.diagnosis import Diagnosis
-from skill.telling.terminal import WIDTH, render_text, wants_color
+from pathways_workload.skill.diagnosis import Diagnosis
+from pathways_workload.skill.telling.terminal import WIDTH, render_text, wants_color
 
 from conftest import FIXTURES, ROOT
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pathways_workload.cli import main
-from skill.telling.render import render
+from pathways_workload.skill.telling.render import render
 
 from conftest import FIXTURES
 

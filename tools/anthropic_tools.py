@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skill.ask import tool_definition
+from pathways_workload.skill.ask import tool_definition
 
 from .registry import Tool, registry
 

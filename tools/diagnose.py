@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skill.api import diagnose_replay
-from skill.errors import InputError
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.errors import InputError
 
 from .inputs import WorkloadInput
 
@@ -26,7 +26,7 @@ def diagnose(p: DiagnoseInput) -> dict:
         return diagnose_replay(p.replay, jobset=p.jobset, at=p.at or p.end).to_json_dict()
     if not (p.project and p.cluster and p.jobset):
         raise InputError("live diagnosis needs project, location, cluster and jobset (or give replay=FOLDER)")
-    from skill.diagnose_live import diagnose_live
+    from pathways_workload.skill.diagnose_live import diagnose_live
 
     return diagnose_live(p.project, p.location, p.cluster, p.jobset, namespace=p.namespace or "default",
                          start=p.start, end=p.end or p.at).to_json_dict()

@@ -7,13 +7,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from skill.judging.engine import check_jobset, jobsets_in
-from skill.errors import InputError
-from skill.reading.query import quote
-from skill.reading.evaluate import compile_filter
-from skill.reading.records import parse_ts, record_from_entry, record_from_event
-from skill.redact import redact
-from skill.reading.sources.replay import ReplaySource
+from pathways_workload.skill.judging.engine import check_jobset, jobsets_in
+from pathways_workload.skill.errors import InputError
+from pathways_workload.skill.reading.query import quote
+from pathways_workload.skill.reading.evaluate import compile_filter
+from pathways_workload.skill.reading.records import parse_ts, record_from_entry, record_from_event
+from pathways_workload.skill.redact import redact
+from pathways_workload.skill.reading.sources.replay import ReplaySource
 
 from .inputs import WorkloadInput
 

@@ -20,7 +20,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from skill import __version__
+from pathways_workload.skill import __version__
 
 from .registry import Tool, registry
 
@@ -47,7 +47,7 @@ def _handler(tool: Tool):
 @cache
 def diagnosis_schema() -> dict:
     """The diagnosis contract's JSON Schema, as shipped in the package."""
-    return json.loads(resources.files("skill").joinpath("schema/diagnosis.schema.json").read_text(encoding="utf-8"))
+    return json.loads(resources.files("pathways_workload.skill").joinpath("schema/diagnosis.schema.json").read_text(encoding="utf-8"))
 
 
 # A tool's declared output schema; the others return structured JSON without one (their shapes are not contracts).

@@ -6,12 +6,12 @@ import difflib
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skill.api import analyse_replay
-from skill.catalog import BY_ID, MILESTONES
-from skill.judging.classify import CANDIDATE
-from skill.judging.engine import Analysis
-from skill.errors import InputError
-from skill.redact import redact
+from pathways_workload.skill.api import analyse_replay
+from pathways_workload.skill.catalog import BY_ID, MILESTONES
+from pathways_workload.skill.judging.classify import CANDIDATE
+from pathways_workload.skill.judging.engine import Analysis
+from pathways_workload.skill.errors import InputError
+from pathways_workload.skill.redact import redact
 
 from .diagnose import DiagnoseInput
 from .inputs import WorkloadInput
@@ -94,7 +94,7 @@ def timeline(p: TimelineInput) -> dict:
     evidence ids it rests on; the evidence excerpts for those ids are included. Give `replay` (an export folder),
     optionally `jobset` and `at` (judge stalls as of this time).
     """
-    from skill.api import diagnose_replay
+    from pathways_workload.skill.api import diagnose_replay
 
     d = diagnose_replay(p.replay, jobset=p.jobset, at=p.at or p.end) if p.replay else None
     if d is None:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from skill.errors import PathwaysWorkloadError, error_object
-from skill.redact import redact_obj
+from pathways_workload.skill.errors import PathwaysWorkloadError, error_object
+from pathways_workload.skill.redact import redact_obj
 
 
 @dataclass(frozen=True)

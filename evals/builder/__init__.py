@@ -1,7 +1,7 @@
 """Builds a replay folder (logs.json, events.json, pods.json, jobset.json, expected.yaml) from a scenario.yaml.
 
-    python -m evals.builder fixtures/case-001/scenario.yaml [...]
-    python -m evals.builder --all fixtures/
+    python -m pathways_workload.evals.builder fixtures/case-001/scenario.yaml [...]
+    python -m pathways_workload.evals.builder --all fixtures/
 
 Deterministic: every random choice comes from a random.Random seeded with the case name; no wall-clock time.
 The Builder is one class mixed from a module per part (world, timeline, start-up, chatter, logs, events, incident

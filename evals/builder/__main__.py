@@ -1,4 +1,4 @@
-"""`python -m evals.builder`: the builder's command line."""
+"""`python -m pathways_workload.evals.builder`: the builder's command line."""
 
 import sys
 

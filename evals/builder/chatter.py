@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from evals import scenarios as sc
-from evals.scenarios import NS, glog_stamp, parse_duration
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import NS, glog_stamp, parse_duration
 
 from .logs import Logs
 from .model import Attempt, Ctr, Pod

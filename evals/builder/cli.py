@@ -1,4 +1,4 @@
-"""`python -m evals.builder`: rebuild case folders from their scenario.yaml, or print their timelines."""
+"""`python -m pathways_workload.evals.builder`: rebuild case folders from their scenario.yaml, or print their timelines."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from evals import scenarios as sc
-from evals.scenarios import ScenarioError
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import ScenarioError
 
 from .core import Builder, build
 
@@ -16,7 +16,7 @@ DESCRIPTION = "Builds a replay folder (logs.json, events.json, pods.json, jobset
 
 def main(argv: list[str] | None = None) -> int:
     """Build the named scenarios (or every DIR/*/scenario.yaml) beside themselves; 1 on the first bad scenario."""
-    p = argparse.ArgumentParser(prog="python -m evals.builder", description=DESCRIPTION)
+    p = argparse.ArgumentParser(prog="python -m pathways_workload.evals.builder", description=DESCRIPTION)
     p.add_argument("scenarios", nargs="*", type=Path, help="scenario.yaml files (output goes beside each)")
     p.add_argument("--all", type=Path, metavar="DIR", help="rebuild every DIR/*/scenario.yaml")
     p.add_argument("--timeline", action="store_true", help="print the computed start-up timeline instead of writing")

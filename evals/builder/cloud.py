@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.scenarios import NS, Item
+from pathways_workload.evals.scenarios import NS, Item
 
 from .logs import Logs
 from .model import Pod, ShapeError

@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from evals import scenarios as sc
-from evals.scenarios import NS, fmt_ns
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import NS, fmt_ns
 
 from .chatter import Chatter
 from .cloud import Cloud

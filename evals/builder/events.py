@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.scenarios import NS, Item, fmt_ns, parse_duration
+from pathways_workload.evals.scenarios import NS, Item, fmt_ns, parse_duration
 
 from .logs import Logs
 from .model import Event, Node, Pod, ShapeError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals import scenarios as sc
-from evals.scenarios import NS, Item, fmt_ns, parse_duration
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import NS, Item, fmt_ns, parse_duration
 
 from .logs import Logs
 from .model import Ctr, Output, Pod, ShapeError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.scenarios import NS, Item, fmt_ns
+from pathways_workload.evals.scenarios import NS, Item, fmt_ns
 
 from .events import Events
 from .model import MAIN, Attempt

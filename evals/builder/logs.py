@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evals.scenarios import fmt_ns, glog_stamp
+from pathways_workload.evals.scenarios import fmt_ns, glog_stamp
 
 from .model import Node, Pod
 from .world import World

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.scenarios import NS, Item, PodRef, ScenarioError
+from pathways_workload.evals.scenarios import NS, Item, PodRef, ScenarioError
 
 IMAGE_BASE = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
 HEAD_ORDER = ("pathways-rm", "pathways-proxy", "jax-tpu")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from evals.scenarios import NS, fmt_ns
+from pathways_workload.evals.scenarios import NS, fmt_ns
 
 from .model import MAIN, SIDECAR, Ctr, Pod, Run
 from .world import World

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from evals.scenarios import NS, Item, fmt_ns, glog_stamp, parse_iso
+from pathways_workload.evals.scenarios import NS, Item, fmt_ns, glog_stamp, parse_iso
 
 from .logs import Logs
 from .model import Ctr, Pod, ShapeError

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evals import scenarios as sc
-from evals.scenarios import NS, Item, fmt_ns
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import NS, Item, fmt_ns
 
 from .events import Events
 from .model import BACKOFF_CAP, HEAD_ORDER, Attempt, Ctr, Pod

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evals import scenarios as sc
-from evals.scenarios import NS, Item, fmt_ns, parse_duration
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import NS, Item, fmt_ns, parse_duration
 
 from .model import BACKOFF_CAP, HEAD_ORDER, SIDECAR, Attempt, Pod, Run, ShapeError, go_duration
 from .world import World

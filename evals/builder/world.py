@@ -6,8 +6,8 @@ import random
 import string
 from typing import Any
 
-from evals import scenarios as sc
-from evals.scenarios import NS, Item, PodRef, Scenario, parse_duration
+from pathways_workload.evals import scenarios as sc
+from pathways_workload.evals.scenarios import NS, Item, PodRef, Scenario, parse_duration
 
 from .launchers import LAUNCHERS
 from .model import HEAD_ORDER, IMAGE_BASE, SIDECAR, Attempt, Ctr, Event, Job, Node, Output, Pod, ShapeError

@@ -1,2 +1,2 @@
 """Loopback fakes of Cloud Logging (REST) and the Kubernetes API, packaged on purpose: the fault matrix and load runs
-(`python -m evals.reliability`), the benchmark and the tests all drive live diagnoses against them."""
+(`python -m pathways_workload.evals.reliability`), the benchmark and the tests all drive live diagnoses against them."""

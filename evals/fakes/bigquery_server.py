@@ -313,10 +313,10 @@ class BigQueryServer(LoopbackServer):
 
 
 def main() -> int:
-    """python -m evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]: the folder's entries as `P.D._AllLogs`."""
+    """python -m pathways_workload.evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]: the folder's entries as `P.D._AllLogs`."""
     from . import serve
 
-    args = serve.arguments("evals.fakes.bigquery_server", lambda ap: ap.add_argument(
+    args = serve.arguments("pathways_workload.evals.fakes.bigquery_server", lambda ap: ap.add_argument(
         "--dataset", default="logs-project.pathways_logs", metavar="PROJECT.DATASET",
         help="the linked dataset the view is served as (default: %(default)s)"))
     project, _, dataset = args.dataset.partition(".")

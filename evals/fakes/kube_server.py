@@ -162,10 +162,10 @@ class KubeServer(LoopbackServer):
 
 
 def main() -> int:
-    """python -m evals.fakes.kube_server DIR [--port N]: the folder's Kubernetes objects behind a read-only API."""
+    """python -m pathways_workload.evals.fakes.kube_server DIR [--port N]: the folder's Kubernetes objects behind a read-only API."""
     from . import serve
 
-    args = serve.arguments("evals.fakes.kube_server")
+    args = serve.arguments("pathways_workload.evals.fakes.kube_server")
     s = serve.describe(args.folder)
     server = KubeServer(FakeKube(s.objects), args.port)
     return serve.run(server, f"Kubernetes API fake: {len(s.objects)} objects of {args.folder}",

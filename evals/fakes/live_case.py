@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from skill.diagnose_live import diagnose_live
-from skill.reading.records import format_ns, parse_ts
-from skill.reading.sources.cloud_logging import Limits
+from pathways_workload.skill.diagnose_live import diagnose_live
+from pathways_workload.skill.reading.records import format_ns, parse_ts
+from pathways_workload.skill.reading.sources.cloud_logging import Limits
 
 from .kube_server import FakeKube, KubeServer, load_objects
 from .logging_server import FakeLogging, LoggingServer, load_entries, project_of

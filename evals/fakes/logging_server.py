@@ -16,9 +16,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from skill.errors import FilterSyntaxError
-from skill.reading.evaluate import compile_filter
-from skill.reading.records import parse_ts
+from pathways_workload.skill.errors import FilterSyntaxError
+from pathways_workload.skill.reading.evaluate import compile_filter
+from pathways_workload.skill.reading.records import parse_ts
 
 from .exports import load_entries, project_of  # noqa: F401 - where importers of the fake have found them
 from .loopback import JSONHandler, LoopbackServer, Request
@@ -181,10 +181,10 @@ class LoggingServer(LoopbackServer):
 
 
 def main() -> int:
-    """python -m evals.fakes.logging_server DIR [--port N]: the folder's log entries behind entries.list."""
+    """python -m pathways_workload.evals.fakes.logging_server DIR [--port N]: the folder's log entries behind entries.list."""
     from . import serve
 
-    args = serve.arguments("evals.fakes.logging_server")
+    args = serve.arguments("pathways_workload.evals.fakes.logging_server")
     s = serve.describe(args.folder)
     server = LoggingServer(FakeLogging(s.entries, project=s.project), args.port)
     return serve.run(server, f"Cloud Logging fake: {len(s.entries)} entries of {args.folder} (project {s.project})",

@@ -1,8 +1,8 @@
 """Start a loopback fake on an export folder, to try live and Log Analytics diagnosis without a cloud project.
 
-    python -m evals.fakes.logging_server DIR [--port N]                        # Cloud Logging entries.list
-    python -m evals.fakes.kube_server DIR [--port N]                           # the Kubernetes API (read-only)
-    python -m evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]       # BigQuery over `P.D._AllLogs`
+    python -m pathways_workload.evals.fakes.logging_server DIR [--port N]                        # Cloud Logging entries.list
+    python -m pathways_workload.evals.fakes.kube_server DIR [--port N]                           # the Kubernetes API (read-only)
+    python -m pathways_workload.evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]       # BigQuery over `P.D._AllLogs`
 
 DIR is an export folder as the README describes it (a LogEntry array from `gcloud logging read`, `kubectl get ... -o
 json` lists), e.g. a bundled fixture. Each prints where it listens and the `pathways-workload diagnose` command that
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skill.reading.records import format_ns, parse_ts
+from pathways_workload.skill.reading.records import format_ns, parse_ts
 
 from .exports import load_entries, load_objects, project_of
 

@@ -1,6 +1,6 @@
 """Splits group logs written by record.py into one folder per scenario under fixtures/recordings/.
 
-    python -m evals.recording.split group-A.log group-B.log [--out fixtures/recordings]
+    python -m pathways_workload.evals.recording.split group-A.log group-B.log [--out fixtures/recordings]
 
 Each folder gets output.log (the captured lines exactly as recorded: TAG<TAB>SECONDS<TAB>TEXT, TAG O for stdout,
 E for stderr, N for a harness note) and provenance.yaml (what was run, how it ended, and the versions, build label,

@@ -5,7 +5,7 @@ completing, or the same program stepping past it and later failing of something 
 observation, not a cause, reported with why it is not the cause, so a reader still sees it. The absence of a later
 failure is not such evidence (an export made when the alert fires, live mode ending at "now"): a line among the last of
 the data stays linked, and the diagnosis says when it is too soon to tell whether the run recovers. The first row that holds decides; docs/impact.md is generated from
-the rows (`python -m skill.references`), and tests/test_impact.py has a test per row. Pure: no I/O."""
+the rows (`python -m pathways_workload.skill.references`), and tests/test_impact.py has a test per row. Pure: no I/O."""
 
 from __future__ import annotations
 

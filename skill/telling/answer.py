@@ -23,7 +23,7 @@ MAX_ERRORS_SHOWN = 4
 @cache
 def diagnosis_schema() -> dict:
     """The Diagnosis contract's JSON Schema, as the package ships it."""
-    text = (resources.files("skill.schema") / "diagnosis.schema.json").read_text(encoding="utf-8")
+    text = (resources.files("pathways_workload.skill.schema") / "diagnosis.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -1,6 +1,6 @@
 """The status of a run: one ordered table, read from the JobSet and its pods and, where those were not exported, from
 events and logs. The first row that holds decides. docs/status-model.md is generated from this table
-(`python -m skill.references`), and tests/test_status.py has a test per row, with and without the object files."""
+(`python -m pathways_workload.skill.references`), and tests/test_status.py has a test per row, with and without the object files."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from skill.api import diagnose_replay
+from pathways_workload.skill.api import diagnose_replay
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
