@@ -18,7 +18,6 @@ whose key evidence is only in the dropped snapshots (nothing in the cut names th
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import tempfile
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from pathways_workload.skill.catalog import ABSENCE_CLASSES, HEALTHY
 
 from .agents import Agent, RulesAgent
 from .harness import Case
+from .robustness import select  # noqa: F401 - the same choice of cases as --robustness and --noise
 from .transforms import Copy, _ns, _ts, load, save
 
 NS = 1_000_000_000
@@ -150,14 +150,6 @@ def run_case(case: Case, agent: Agent, offset: int, tmp: Path) -> Outcome:
     else:
         out.got, out.status = run.diagnosis.failure_class, run.diagnosis.status
     return out
-
-
-def select(cases: list[Case], count: int | None = None, only: str | None = None) -> list[Case]:
-    picked = [c for c in cases if not only or fnmatch.fnmatch(c.name, only)]
-    if count and count < len(picked):
-        step = len(picked) / count
-        picked = [picked[int(i * step)] for i in range(count)]
-    return picked
 
 
 def run_early(cases: list[Case], agent: Agent, offsets: tuple[int, ...] = OFFSETS) -> dict:

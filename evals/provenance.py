@@ -54,7 +54,7 @@ def report(case_roots: list[Path]) -> dict:
     rows = []
     for owner, p in patterns():
         try:
-            rx = re2.compile(p.regex, options=_opts())
+            rx = re2.compile("(?m)" + p.regex, options=_opts())  # as the engine reads it: ^ at each line of the corpus
         except re2.error:
             rx = None
         hits = [c.name for c, text in corpus.items() if rx is not None and rx.search(text)]

@@ -13,10 +13,10 @@ from .fatal import secs, stalled_then_failed, unknown_root
 from ..understanding.model import NO_LAUNCH, Workload
 from ..reading.names import first_bucket
 from ..reading.records import rm_address
-from ..understanding.status import STUCK_PENDING_NS, Run, decide
+from ..understanding.status import STALL_WINDOW_NS, STUCK_PENDING_NS, Run, decide
 from ..understanding.signals import Signal
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
-from .survival import STALL_MIN_NS, TOO_SOON_CONFIDENCE, after_last_life, survival, too_soon_after
+from .survival import TOO_SOON_CONFIDENCE, after_last_life, survival, too_soon_after
 
 NS = 1_000_000_000
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
@@ -265,7 +265,7 @@ def activity(model: Workload) -> list[int]:
 def running_at_end(model: Workload, act: list[int], have: set[str]) -> bool:
     """The JobSet did not fail and the program was still running at the end of the data."""
     return (bool(act) and not model.condition("Failed") and "jobset_failed" not in have
-            and model.now - act[-1] <= STALL_MIN_NS)
+            and model.now - act[-1] <= STALL_WINDOW_NS)
 
 
 def _ran_long_after(act: list[int], ts: int) -> bool:

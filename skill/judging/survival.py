@@ -4,21 +4,19 @@ last sign of life, which a healthy verdict may not ignore. Survival is shown, ne
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from ..catalog import ABSENCE_CLASSES, CLASSES
+from ..catalog import ABSENCE_CLASSES
+from ..understanding.facts import GLOG
 from ..understanding.model import Workload
+from ..understanding.status import STALL_WINDOW_NS
 from ..understanding.signals import Signal
 from .fatal import secs
 from .impact import CAUSE_LEAD_NS, Line, judge
 from .ranking import Hypo
 
 NS = 1_000_000_000
-# A program is still running when its last activity is within the progress-stopped check's wait of the end.
-STALL_MIN_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 TOO_SOON_CONFIDENCE = 0.7  # a cause among the last lines of the data, with nothing after it: it may yet be survived
-_GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.\-/]+:\d+\] ")
 
 
 def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...]) -> Callable[[Signal], str | None]:
@@ -91,7 +89,7 @@ def after_last_life(model: Workload, causes: list[Signal], act: list[int], keep:
     sigs.sort(key=lambda s: s.ts)
     gap = model.now - sigs[-1].ts
     h = Hypo(cid, min(score(sigs), TOO_SOON_CONFIDENCE), sigs, sigs[0].ts,
-             f"'{_GLOG_PREFIX.sub('', sigs[-1].record.text)[:120].strip()}' after the run's last sign of life")
+             f"'{GLOG.sub('', sigs[-1].record.text)[:120].strip()}' after the run's last sign of life")
     return h, (f"Too soon to tell whether the run recovers: its last sign of life came before this line, the data ends "
                f"{secs(gap)} after it, and nothing after it shows the run failing or going on; export a later window, "
                "or read the pods' status, to see which.")
@@ -107,7 +105,7 @@ def too_soon_after(model: Workload, root: Hypo, damage: tuple[int, ...]) -> str 
     if any(d >= first - CAUSE_LEAD_NS for d in damage):
         return None
     gap = model.now - last
-    if gap >= STALL_MIN_NS:
+    if gap >= STALL_WINDOW_NS:
         return None
     return (f"Too soon to tell whether the run recovers: the data ends {secs(gap)} after its last line of this cause, "
             "and nothing after it shows the run failing or going on (no later failure, progress, or completion); "

@@ -83,6 +83,21 @@ def google_client(make: Callable[..., Any], endpoint: str | None, **kwargs: Any)
                           "`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS") from err
 
 
+def unreachable(service: str, endpoint: str | None, default: str, flag: str, why: str) -> str:
+    """One line for an endpoint no connection could be made to (`why`: connection_failure's words), with what to check
+    for that kind of failure; `flag` is the option that set `endpoint`, when it was given."""
+    given = endpoint is not None
+    fix = {
+        "connection refused": f"nothing listens there: check {flag}, or leave it unset for the real API"
+                              if given else "check the network and proxy (HTTPS_PROXY) settings",
+        "unknown host": f"the host name does not resolve: check {flag} and DNS" if given
+                        else "the host name does not resolve: check DNS and the proxy (HTTPS_PROXY) settings",
+        "TLS handshake failed": "check the scheme (http:// for a plain-HTTP emulator) and the CA bundle "
+                                "(REQUESTS_CA_BUNDLE)",
+    }.get(why, "check the network path and proxy (HTTPS_PROXY) settings" + (f", and {flag}" if given else ""))
+    return f"cannot reach {service} at {endpoint or default} ({why}): {fix}"
+
+
 def connection_failure(err: BaseException) -> str | None:
     """'unknown host', 'connection refused', 'TLS handshake failed', 'cannot connect' or 'connection timed out' when
     `err` (a requests or urllib3 error, or what it wraps) is a connection that could not be made at all; None for

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import SourceError
-from .base import LogQuery, connection_failure, google_client
+from .base import LogQuery, connection_failure, google_client, unreachable
 
 if TYPE_CHECKING:
     from .cloud_logging import Deadline
@@ -81,18 +81,7 @@ class FailFast:
         return err
 
     def _unreachable(self, why: str) -> str:
-        """One line for an endpoint no connection could be made to, with what to check for that kind of failure."""
-        flag = "--bigquery-endpoint (or PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT)"
-        given = self.endpoint is not None
-        fix = {
-            "connection refused": f"nothing listens there: check {flag}, or leave it unset for the real API"
-                                  if given else "check the network and proxy (HTTPS_PROXY) settings",
-            "unknown host": f"the host name does not resolve: check {flag} and DNS" if given
-                            else "the host name does not resolve: check DNS and the proxy (HTTPS_PROXY) settings",
-            "TLS handshake failed": "check the scheme (http:// for a plain-HTTP emulator) and the CA bundle "
-                                    "(REQUESTS_CA_BUNDLE)",
-        }.get(why, "check the network path and proxy (HTTPS_PROXY) settings" + (f", and {flag}" if given else ""))
-        return f"cannot reach BigQuery at {self.endpoint or DEFAULT_ENDPOINT} ({why}): {fix}"
+        return unreachable("BigQuery", self.endpoint, DEFAULT_ENDPOINT, "--bigquery-endpoint (or PATHWAYS_WORKLOAD_BIGQUERY_ENDPOINT)", why)
 
 
 def _short(text: str, n: int) -> str:

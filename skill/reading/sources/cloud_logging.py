@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ...errors import SourceError
 from ..objects import usable_objects
 from ..records import format_ns, parse_ts
-from .base import LogQuery, Source, SourceStats, connection_failure, google_client
+from .base import LogQuery, Source, SourceStats, connection_failure, google_client, unreachable
 
 Progress = Callable[[str], None]
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -257,18 +257,7 @@ class CloudLoggingSource:
         return kind
 
     def _unreachable(self, why: str) -> str:
-        """One line for an endpoint no connection could be made to, with what to check for that kind of failure."""
-        given = self.endpoint is not None
-        flag = "--logging-endpoint (or PATHWAYS_WORKLOAD_LOGGING_ENDPOINT)"
-        fix = {
-            "connection refused": f"nothing listens there: check {flag}, or leave it unset for the real API"
-                                  if given else "check the network and proxy (HTTPS_PROXY) settings",
-            "unknown host": f"the host name does not resolve: check {flag} and DNS" if given
-                            else "the host name does not resolve: check DNS and the proxy (HTTPS_PROXY) settings",
-            "TLS handshake failed": "check the scheme (http:// for a plain-HTTP emulator) and the CA bundle "
-                                    "(REQUESTS_CA_BUNDLE)",
-        }.get(why, "check the network path and proxy (HTTPS_PROXY) settings" + (f", and {flag}" if given else ""))
-        return f"cannot reach Cloud Logging at {self.endpoint or DEFAULT_ENDPOINT} ({why}): {fix}"
+        return unreachable("Cloud Logging", self.endpoint, DEFAULT_ENDPOINT, "--logging-endpoint (or PATHWAYS_WORKLOAD_LOGGING_ENDPOINT)", why)
 
     def _forbidden(self, err) -> str:
         msg = str(getattr(err, "message", "") or err)

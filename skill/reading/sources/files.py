@@ -58,6 +58,17 @@ class NotFast(Exception):
     """A file the fast reader cannot vouch for; the caller reads it with iter_documents instead."""
 
 
+def element(raw: bytes, loads=orjson.loads) -> dict:
+    """One array element of an export, which the fast readers vouch for only when it is a JSON object."""
+    try:
+        doc = loads(raw)
+    except orjson.JSONDecodeError:
+        raise NotFast("element") from None
+    if type(doc) is not dict:
+        raise NotFast("element")
+    return doc
+
+
 ELEMENT_SEP = b"\n  },\n  {"  # between two elements of gcloud's 2-space-indented array
 BLOCK = 16 << 20  # bytes read at a time by the fast reader; what it holds in memory, whatever the file size
 
@@ -155,13 +166,7 @@ def _array_spans(path: Path, size: int, head: bytes, i: int) -> Iterator[tuple[i
                 continue
             stop = last if j == -1 or base + j + 4 > last else base + j + 4
             raw = buf[pos - base:stop - base]
-            try:
-                obj = loads(raw)
-            except orjson.JSONDecodeError:
-                raise NotFast("element") from None
-            if type(obj) is not dict:
-                raise NotFast("element")
-            yield pos, stop, obj, raw
+            yield pos, stop, element(raw, loads), raw
             if stop == last:
                 return
             pos = stop + 4  # past ",\n  " to the next "{"

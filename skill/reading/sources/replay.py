@@ -24,7 +24,7 @@ from .plan import compile_route_filter, route_plan, text_gate
 from .spool import bulk_patterns
 from ..records import parse_ts, parse_utc
 from .base import LogQuery, SourceStats
-from .files import FileReport, NotFast, SpanReader, iter_documents, iter_spans, list_files
+from .files import FileReport, NotFast, SpanReader, element, iter_documents, iter_spans, list_files
 
 MAX_PROBLEMS_PER_FILE = 5
 SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
@@ -241,13 +241,7 @@ class ReplaySource:
             loads = orjson.loads
             for a, b, piece in zip(starts, ends, pieces):
                 raw = bytes(piece)
-                try:
-                    doc = loads(raw)
-                except orjson.JSONDecodeError:
-                    raise NotFast("element") from None
-                if type(doc) is not dict:
-                    raise NotFast("element")
-                self._take_doc(idx, base + a, base + b, doc, raw, path, report, None)
+                self._take_doc(idx, base + a, base + b, element(raw, loads), raw, path, report, None)
             return
         heads = cast(list, heads)
         n = len(idx.ts)
