@@ -100,7 +100,10 @@ def measure(size: int, data: Path, live: bool = True, duckdb: bool = False, log_
                     "log_analytics_rows": la["rows"], "log_analytics_failure_class": la["failure_class"],
                     "log_analytics_same_as_replay": all(la[k] == r[k] for k in ("failure_class", "status", "evidence_ids"))})
     else:
-        row.update({"log_analytics_queries": None, "log_analytics_bytes": None})
+        # without the BigQuery client (the log-analytics extra) every Log Analytics column is present and empty
+        row.update({k: None for k in ("log_analytics_queries", "log_analytics_bytes", "log_analytics_one_scan_bytes",
+                                      "log_analytics_over_one_scan", "log_analytics_failure_class",
+                                      "log_analytics_same_as_replay")})
     return row
 
 
@@ -158,8 +161,8 @@ COLUMNS = [("entries", "entries"), ("hosts", "hosts"), ("replay_seconds", "repla
 
 
 def table(rows: list[dict], columns: list[tuple[str, str]] = COLUMNS) -> str:
-    cells = [[h for _, h in columns]] + [[f"{r[k]:,}" if isinstance(r[k], int) and not isinstance(r[k], bool)
-                                          else str(r[k]) for k, _ in columns] for r in rows]
+    cells = [[h for _, h in columns]] + [[f"{r.get(k):,}" if isinstance(r.get(k), int) and not isinstance(r.get(k), bool)
+                                          else str(r.get(k)) for k, _ in columns] for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
