@@ -25,6 +25,9 @@ class Expected(BaseModel):
     fix_requires: list[str] = []
     data_gaps_require: list[str] = []
     tags: list[str] = []
+    # the run's fate as its lives show it (issue 41): recovered, waiting, crashing, failed, stalled, running,
+    # completed; optional, scored only where a key gives it
+    fate: str | None = None
 
 
 @dataclass

@@ -33,6 +33,8 @@ class Expected(World):
         out["fix_requires"] = list(exp.get("fix_requires") or [])
         out["data_gaps_require"] = list(exp.get("data_gaps_require") or [])
         out["tags"] = list(exp.get("tags") or [])
+        if exp.get("fate"):  # the run's fate (issue 41): recovered, waiting, crashing, failed, stalled, running, completed
+            out["fate"] = str(exp["fate"])
         return out
 
     def entity_name(self, e: dict[str, Any]) -> str:
