@@ -15,6 +15,7 @@ from ..reading.names import first_bucket
 from ..reading.records import rm_address
 from ..understanding.status import STALL_WINDOW_NS, STUCK_PENDING_NS, Run, decide
 from ..understanding.signals import Signal
+from .lifeline import Fate, fate_of
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
 from .survival import TOO_SOON_CONFIDENCE, after_last_life, survival, too_soon_after
 
@@ -35,6 +36,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     too_soon: str | None = None  # the data ends before the run is seen dying or going on after its cause (why, in words)
+    fate: Fate | None = None  # what happened to the run: its lives and its state at the end (skill.judging.lifeline)
 
 
 @dataclass
@@ -288,11 +290,28 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
     return not any(h.first_ts - CAUSE_LEAD_NS <= t <= last + CAUSE_LEAD_NS for s in failures for t in s.times)
 
 
-def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
+SCHEDULING = frozenset(c.id for c in CLASSES if c.phase in ("scheduling", "admission"))
+
+
+def refusals(symptoms: list[Signal], causes: Sequence[Signal]) -> list[Signal]:
+    """What refused the run's pods a place: the scheduler's refusals and the lines of scheduling-phase classes."""
+    return sorted([s for s in symptoms if s.target == "unschedulable"] +
+                  [s for s in causes if s.target in SCHEDULING], key=lambda s: s.ts)
+
+
+def run_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None,
+           causes: Sequence[Signal] = ()) -> Run:
+    """What the status rows read (skill.understanding.status). `act`: activity(model), when the caller has it."""
+    act = activity(model) if act is None else act
+    return Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms}),
+               refusals(symptoms, list(causes)))
+
+
+def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None,
+              causes: Sequence[Signal] = ()) -> str:
     """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
     (skill.understanding.status holds the table). `act`: activity(model), when the caller has it."""
-    act = activity(model) if act is None else act
-    return decide(Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms})))[0]
+    return decide(run_of(model, symptoms, root, act, causes))[0]
 
 
 def thresholds() -> list[tuple[str, str]]:
@@ -362,6 +381,10 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     demoted = resolved + [h for h in gone_past if h is not root]
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds, h.spared) for h in others]
-    status = status_of(model, symptoms, root.failure_class, act)
+    run = run_of(model, symptoms, root.failure_class, act, causes)
+    status, row = decide(run)
+    fate = fate_of(run, status, row, root.first_ts)
+    if fate.state == "recovered":
+        too_soon = None  # the run is seen going on: the last attempt has stepped steadily since
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
-                   too_soon)
+                   too_soon, fate)
