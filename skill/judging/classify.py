@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
+from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
 from ..catalog.types import RuleContext
+from ..understanding.death import workload_process
 from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS
 from .fatal import secs, stalled_then_failed, unknown_root
@@ -17,7 +19,7 @@ from ..understanding.status import STALL_WINDOW_NS, STUCK_PENDING_NS, Run, decid
 from ..understanding.signals import Signal
 from .lifeline import Fate, fate_of
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
-from .survival import TOO_SOON_CONFIDENCE, after_last_life, survival, too_soon_after
+from .survival import TOO_SOON_CONFIDENCE, after_last_life, deaths_survived, survival, too_soon_after
 
 NS = 1_000_000_000
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
@@ -83,6 +85,7 @@ def _on_the_head_node(model: Workload, s: Signal) -> bool | None:
     node = _node(s) or s.groups.get("node")
     return None if not head else node == head or bool(node and node in s.record.text and head in s.record.text)
 KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
+KILL_COMM = re.compile(r"Kill(?:ed)? process \d+ \(([^)]+)\)")
 
 
 def _node(s: Signal) -> str | None:
@@ -94,6 +97,9 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
     log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
     node = _node(s)
+    comm = s.groups.get("comm") or (m.group(1) if (m := KILL_COMM.search(s.record.text)) else "")
+    if comm and workload_process(model, comm, node):
+        return True  # a Pathways server or the JAX client named in the kill: the workload's process (issue 41)
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
         return None
@@ -332,14 +338,24 @@ def thresholds() -> list[tuple[str, str]]:
     return out
 
 
+def death_class(model: Workload, death: Signal) -> str:
+    """The class a program's death would point to had it hurt the run: a colocated Python sidecar's is that class."""
+    c = death.record.container or ""
+    return "colocated_python_failure" if "colocated" in c or "sidecar" in c else UNKNOWN
+
+
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
+    # a helper's death the stepping program went on past is not the run's (issue 41): an observation, not damage
+    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"])
+    failure_syms = [s for s in failure_syms if s.record.id not in helpers]
+    lived = [s for s in symptoms if s.record.id not in helpers]  # what the status rows read
     act = activity(model)
-    at_end = running_at_end(model, act, {s.target for s in symptoms})
+    at_end = running_at_end(model, act, {s.target for s in lived})
     damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
-    survived = survival(model, causes, damage)
+    survived = survival(model, causes, damage, symptoms)
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:
@@ -347,6 +363,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h
     observations = [o for o in observations if o.failure_class not in hypos]
+    observations += [Observation(death_class(model, d), 0.8, [d], why) for d in symptoms if (why := helpers.get(d.record.id))]
     notes: list[str] = []
     resolved: list[Hypo] = []
     cands = [h for h in hypos.values() if h.score >= CANDIDATE]
@@ -381,10 +398,22 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     demoted = resolved + [h for h in gone_past if h is not root]
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds, h.spared) for h in others]
-    run = run_of(model, symptoms, root.failure_class, act, causes)
+    run = run_of(model, lived, root.failure_class, act, causes)
     status, row = decide(run)
     fate = fate_of(run, status, row, root.first_ts)
     if fate.state == "recovered":
         too_soon = None  # the run is seen going on: the last attempt has stepped steadily since
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
                    too_soon, fate)
+
+
+def by_place(v: Verdict, new: Hypo, rival: Hypo | None) -> Verdict:
+    """An unknown death read by place and phase (skill.judging.place): the class it names is the verdict, below proof;
+    its rival (when the place leaves two open) and the unknown reading stay ranked after it."""
+    old = Hypo(UNKNOWN, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail, v.root.located,
+               v.root.entity_kinds, v.root.spared)
+    ranked = [new] + ([rival] if rival else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != new.failure_class]
+    confidence = new.score * (0.9 if rival else 1.0)
+    notes = v.notes + [f"read by place and phase: {new.detail}"]
+    return Verdict(new.failure_class, v.status, round(confidence, 3), ranked[:6], new, v.symptoms, notes,
+                   v.observations, v.too_soon, v.fate)

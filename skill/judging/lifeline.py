@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..reading.records import Record, format_ns
 from ..understanding.lives import Life, Lives, lives
 from ..understanding.status import Run, damage_times, pending_pods, recovered_since, waiting_since
-from .fatal import secs
+from .fatal import span as _span
 
 NS = 1_000_000_000
 FATES = ("completed", "running", "starting", "recovered", "recovering", "crashing", "waiting", "degraded", "stalled",
@@ -32,14 +32,6 @@ class Fate:
 
 def _hm(ns: int) -> str:
     return format_ns(ns)[11:16] if ns else "?"
-
-
-def _span(ns: int) -> str:
-    """A duration in words: 42 s, 8 min, 3 h 5 min."""
-    if ns < 60 * NS:
-        return secs(ns)
-    minutes = round(ns / (60 * NS))
-    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
 
 
 def _restarts(n: int) -> str:
