@@ -349,7 +349,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     # a helper's death the stepping program went on past is not the run's (issue 41): an observation, not damage
-    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"])
+    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"],
+                              [s for s in symptoms if s.target in FAILURE_SYMPTOMS])
     failure_syms = [s for s in failure_syms if s.record.id not in helpers]
     lived = [s for s in symptoms if s.record.id not in helpers]  # what the status rows read
     act = activity(model)
@@ -363,7 +364,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h
     observations = [o for o in observations if o.failure_class not in hypos]
-    observations += [Observation(death_class(model, d), 0.8, [d], why) for d in symptoms if (why := helpers.get(d.record.id))]
+    observations += [Observation(death_class(model, d), 0.8, [d], why) for d in symptoms
+                     if d.target == "program_died" and (why := helpers.get(d.record.id))]
     notes: list[str] = []
     resolved: list[Hypo] = []
     cands = [h for h in hypos.values() if h.score >= CANDIDATE]
@@ -407,13 +409,16 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
                    too_soon, fate)
 
 
-def by_place(v: Verdict, new: Hypo, rival: Hypo | None) -> Verdict:
+PLACE_NOTE = "read by place and phase: "
+
+
+def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
     """An unknown death read by place and phase (skill.judging.place): the class it names is the verdict, below proof;
     its rival (when the place leaves two open) and the unknown reading stay ranked after it."""
     old = Hypo(UNKNOWN, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail, v.root.located,
                v.root.entity_kinds, v.root.spared)
     ranked = [new] + ([rival] if rival else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != new.failure_class]
     confidence = new.score * (0.9 if rival else 1.0)
-    notes = v.notes + [f"read by place and phase: {new.detail}"]
+    notes = v.notes + [PLACE_NOTE + words + (f"; {rival.failure_class} stays open" if rival else "")]
     return Verdict(new.failure_class, v.status, round(confidence, 3), ranked[:6], new, v.symptoms, notes,
                    v.observations, v.too_soon, v.fate)

@@ -115,5 +115,8 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
                 f"call the run recovered after {_restarts(lv.restarts)}."), **base)
         return Fate("crashing", **base)
     waits = any(not p.ran for p in pending_pods(run.model))
-    return Fate("waiting" if waits and row in ("replacement waits", "unschedulable since the last restart",
-                                                "pending, or decided by absence") else "stalled", **base)
+    if waits and row in ("replacement waits", "unschedulable since the last restart", "pending, or decided by absence"):
+        if (lv.restarts or damage_times(run.symptoms)) and (since := waiting_since(run)) is not None:
+            return _waiting(run, lv, since)
+        return Fate("waiting", **base)
+    return Fate("stalled", **base)

@@ -51,7 +51,8 @@ class Death:
         where = (f"in {self.frame[1]} ({'the user' + chr(39) + 's code' if self.library is None else self.library})"
                  if self.frame else f"at {self.glog_file}" if self.glog_file else "with no frame shown")
         ex = f", exit {self.exit_code}" if self.exit_code is not None else ""
-        return f"the {self.program} died during {self.phase} {where}{ex}"
+        when = {"start-up": "during start-up", "stepping": "while stepping"}.get(self.phase, self.phase)
+        return f"the {self.program} died {when} {where}{ex}"
 
 
 def _program(model: Workload, r: Record) -> str:
@@ -64,11 +65,14 @@ def _program(model: Workload, r: Record) -> str:
     return "client" if pod is None or pod.role == "head" else "sidecar"
 
 
-def _phase(model: Workload, ts: int) -> str:
+def _phase(model: Workload, ts: int, program: str) -> str:
+    """stepping once a step was seen; before that, "before the first step" once the program's TPU system is up (for the
+    client, its own detection of the Pathways backend; for a server or sidecar, every slice ready), start-up before."""
     if any(s.ts < ts for s in model.progress):
         return "stepping"
-    up = [s.ts for s in model.ready_slices()] + [s.ts for s in model.milestones.get("client_backend", [])]
-    return "compile" if any(t < ts for t in up) else "start-up"
+    up = [s.ts for s in model.milestones.get("client_backend", [])] if program == "client" else \
+        [s.ts for s in model.ready_slices()]
+    return "before the first step" if any(t < ts for t in up) else "start-up"
 
 
 def innermost(stream: Sequence[Record], death: Record) -> tuple[str, str] | None:
@@ -108,7 +112,8 @@ def read(model: Workload, death: Record, context: Sequence[Record]) -> Death:
     lib = library_of(frame[0]) if frame else None
     if frame and lib is None and RUNTIME_EXCEPTION.search(death.text.splitlines()[0] if death.text else ""):
         lib = "jax"  # the user's frame is only where JAX's runtime was called from
-    return Death(_program(model, death), _phase(model, death.ts), frame, lib,
+    program = _program(model, death)
+    return Death(program, _phase(model, death.ts, program), frame, lib,
                  glog, c.last_exit_code if c and c.last_exit_code else None)
 
 
@@ -129,13 +134,14 @@ def rule(d: Death) -> tuple[str, str | None] | None:
                 return "xla_compile_error", "user_code_error"
             return None  # JAX's runtime failing mid-run: memory, hardware, the servers ... too many to name
         return "user_code_error", None  # another library raised into the user's program: its input or its use
-    if d.glog_file and "flag" in d.glog_file and d.phase == "start-up":
+    if d.glog_file and "flag" in d.glog_file and d.phase != "stepping":
         return "user_code_error", "libtpu_mismatch"  # the client's own flags refused before the TPU system is up
     return None
 
 
-def refine(model: Workload, root: Hypo, context: Sequence[Record]) -> tuple[Hypo, Hypo | None] | None:
-    """An unknown death read by place and phase: the new root and its rival, or None when it stays unknown."""
+def refine(model: Workload, root: Hypo, context: Sequence[Record]) -> tuple[Hypo, Hypo | None, str] | None:
+    """An unknown death read by place and phase: the new root, its rival and the reading in words, or None when it
+    stays unknown."""
     deaths = [s for s in root.located or root.signals if s.target == "program_died"] or \
              [s for s in root.located or root.signals if s.record.source == "container"]
     if not deaths:
@@ -146,9 +152,9 @@ def refine(model: Workload, root: Hypo, context: Sequence[Record]) -> tuple[Hypo
     if got is None:
         return None
     cls, rival = got
-    detail = f"read from where and when it died: {d.words()} ('{death.record.text.splitlines()[0][:120]}')"
+    detail = death.record.text.splitlines()[0][:160] if death.record.text else ""
     new = Hypo(cls, SCORE, list(root.signals), root.first_ts, detail, list(root.located),
                ("Pod", "Container"), root.spared)
     other = Hypo(rival, round(SCORE * 0.7, 3), list(root.signals), root.first_ts, detail, list(root.located),
                  ("Pod", "Container")) if rival else None
-    return new, other
+    return new, other, d.words()

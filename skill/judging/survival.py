@@ -73,7 +73,7 @@ def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...],
     # every host, and one that still reports says nothing of a collective that another host never joined.
     steps = tuple(sorted({s.ts for s in model.progress}))
     done = model.condition("Completed") if model.terminal_state != "Failed" else None
-    finished = int(done["ts"]) if done and done.get("ts") else None
+    finished = int(done["ts"]) if done and done.get("ts") else (model.completed_event or None)
     later = later_other(causes)
     stepping = {(s.record.pod, s.record.container) for s in model.progress}  # the programs whose steps are read
 
@@ -107,7 +107,7 @@ def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...],
     return survived
 
 
-def deaths_survived(model: Workload, deaths: list[Signal]) -> dict[str, str]:
+def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Signal] = ()) -> dict[str, str]:
     """Whose death matters (issue 41): a program's death (its fatal last words) that the stepping program went on past
     is a helper's (a data-loader subprocess, a sidecar), not the run's: {the death's id: why}. The death of a Pathways
     server (worker, resource manager, proxy) is never judged here: the run cannot live without them. A death in the
@@ -127,7 +127,16 @@ def deaths_survived(model: Workload, deaths: list[Signal]) -> dict[str, str]:
             who = "a process in the stepping program's container" if own else f"the {r.container} container"
             out[r.id] = (f"{who} died, and the stepping program went on past it: {len(after)} progress lines over "
                          f"{span(after[-1] - d.ts)} after it, so it was not the run's death")
+    # ... and what its container's failure set off (its exit, its restart, its back-off), around that death
+    helpers = {(d.record.pod, d.record.container): d.ts for d in deaths if d.record.id in out}
+    for f in failures:
+        at = helpers.get((f.record.pod, f.record.container))
+        if at is not None and f.record.id not in out and any(at - HELPER_NS <= t <= at + HELPER_NS for t in f.times):
+            out[f.record.id] = out[next(d.record.id for d in deaths if d.ts == at and d.record.id in out)]
     return out
+
+
+HELPER_NS = 10 * 60 * NS  # a helper container's exit, restart and back-off come within this of its death
 
 
 def later_other(causes: list[Signal]) -> dict[str, int]:

@@ -13,7 +13,7 @@ from ..catalog.release import RELEASE
 from ..catalog.types import Text
 from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, Fix, Hypothesis, Observation, Risk, RootCause, Status,
                         Workload as WorkloadOut)
-from ..judging.classify import Verdict
+from ..judging.classify import PLACE_NOTE, Verdict
 from ..judging.engine import Analysis
 from ..judging.matrix import Finding, findings
 from ..judging.next_checks import next_checks
@@ -120,6 +120,24 @@ def fate_out(v: Verdict) -> Fate | None:
                 evidence=[r.id for r in f.marks])
 
 
+def _waiting_fixes(v: Verdict, ctx: dict[str, str], have: set[str]) -> list[Fix]:
+    """The fixes of the scheduling-phase class the replacement waits on (its lines are ranked after the verdict)."""
+    out = []
+    for h in v.ranked[1:]:
+        cls = BY_ID[h.failure_class]
+        if cls.phase not in ("scheduling", "admission") or not h.signals:
+            continue
+        for f in cls.fixes:
+            try:
+                fix = Fix(summary=_fill(f.summary, ctx), command=_render(f.command, ctx), risk=cast(Risk, f.risk))
+            except jinja2.UndefinedError:
+                continue  # a template that needs what only its own verdict fills
+            if fix.summary not in have:
+                out.append(fix)
+        break
+    return out
+
+
 def _before_changes(fixes: list[Fix], summary: str) -> None:
     """A workload fix in words, after the read-only steps and before the fixes that change something."""
     at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
@@ -143,6 +161,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         evidence.setdefault(r.id, evidence_item(r, m.project))
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    if place := next((n[len(PLACE_NOTE):] for n in v.notes if n.startswith(PLACE_NOTE)), None):
+        explanation += f" No signature names this death; read by where and when it happened: {place}."
     if v.too_soon:
         explanation += " " + v.too_soon
     if v.fate and v.fate.sentence:
@@ -162,6 +182,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         hypotheses[0].evidence = list(dict.fromkeys(hypotheses[0].evidence + story))[:5 + len(story)]
     fixes = [Fix(summary=_fill(f.summary, ctx), command=_render(f.command, ctx), risk=cast(Risk, f.risk))
              for f in cls.fixes if f.applies(matched)]
+    if v.fate and v.fate.state == "waiting":  # what it waits on has fixes of its own (capacity, quota, placement)
+        fixes += _waiting_fixes(v, ctx, {f.summary for f in fixes})
     texts = [r.text for r in cited] + [r.text for r in a.context]
     if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
         if was := doing(a.context)[:1]:  # what the program was doing when it raised

@@ -55,7 +55,8 @@ def _failed(r: Run) -> bool:
 
 
 def _completed(r: Run) -> bool:
-    return bool(r.model.condition("Completed")) or r.model.terminal_state == "Completed"
+    return (bool(r.model.condition("Completed")) or r.model.terminal_state == "Completed"
+            or (bool(r.model.completed_event) and not r.model.condition("Failed") and "jobset_failed" not in r.have))
 
 
 def _restarts_exhausted(r: Run) -> bool:
@@ -157,7 +158,8 @@ def _degraded(r: Run) -> bool:
 ROWS: tuple[Row, ...] = (
     Row("failed", "JobSet failed", "the JobSet has condition Failed=True or `status.terminalState: Failed`, or an event "
         "says it failed (ReachedMaxRestarts, FailedJobs, a failure-policy action)", _failed),
-    Row("healthy", "JobSet completed", "condition Completed=True or `status.terminalState: Completed`", _completed),
+    Row("healthy", "JobSet completed", "condition Completed=True or `status.terminalState: Completed`, or (without the "
+        "JobSet object) its controller's `AllJobsCompleted` Event", _completed),
     Row("failed", "no restart left", "`status.restarts` has reached `spec.failurePolicy.maxRestarts`, a Job or pod failed "
         "since the last restart, and no container runs again or waits to be restarted", _restarts_exhausted),
     Row("stalled", "suspended", "the JobSet is suspended (`spec.suspend`, or condition Suspended=True): Kueue has not "
