@@ -190,7 +190,7 @@ def _kills_ours(model: Workload, event: dict) -> bool:
     """A Node Event that reports the kernel killing a Pathways server's process (by its name): the workload's, even on
     a node the data does not tie to its pods."""
     m = re.search(r"Kill(?:ed)? process \d+ \(([^)]+)\)", str(event.get("message") or ""))
-    return bool(m) and workload_process(model, m.group(1), None)
+    return m is not None and workload_process(model, m.group(1), None)
 
 
 def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:

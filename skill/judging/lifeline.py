@@ -88,22 +88,25 @@ def _waiting(run: Run, lv: Lives, since: int) -> Fate:
     return f
 
 
+def _plain(state: str, lv: Lives) -> Fate:
+    return Fate(state, restarts=lv.restarts, attempts=lv.attempts)
+
+
 def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
     """The run's fate at the end of the data, from its lives and the status row that decided."""
     lv = lives(run.model, run.symptoms)
-    base = dict(restarts=lv.restarts, attempts=lv.attempts)
     if row == "recovered after a restart" and (since := recovered_since(run)) is not None:
         return _recovered(run, lv, since, root_first_ts or since)
     if row == "waiting for a place after a restart" and (since := waiting_since(run)) is not None:
         return _waiting(run, lv, since)
     if status == "failed":
-        return Fate("failed", **base)
+        return _plain("failed", lv)
     if row == "JobSet completed":
-        return Fate("completed", **base)
+        return _plain("completed", lv)
     if status == "healthy":
-        return Fate("starting" if row.startswith("starting") else "running", **base)
+        return _plain("starting" if row.startswith("starting") else "running", lv)
     if status == "degraded":
-        return Fate("degraded", **base)
+        return _plain("degraded", lv)
     if status == "crashing":
         damage = damage_times(run.symptoms)
         last_damage = damage[-1] if damage else 0
@@ -112,11 +115,11 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
             return Fate("recovering", sentence=(
                 f"The last attempt has stepped again since {_hm(stepping[0].ts)} ({len(stepping)} progress line"
                 f"{'s' if len(stepping) != 1 else ''} over {_span(stepping[-1].ts - stepping[0].ts)}), too short to "
-                f"call the run recovered after {_restarts(lv.restarts)}."), **base)
-        return Fate("crashing", **base)
+                f"call the run recovered after {_restarts(lv.restarts)}."), restarts=lv.restarts, attempts=lv.attempts)
+        return _plain("crashing", lv)
     waits = any(not p.ran for p in pending_pods(run.model))
     if waits and row in ("replacement waits", "unschedulable since the last restart", "pending, or decided by absence"):
         if (lv.restarts or damage_times(run.symptoms)) and (since := waiting_since(run)) is not None:
             return _waiting(run, lv, since)
-        return Fate("waiting", **base)
-    return Fate("stalled", **base)
+        return _plain("waiting", lv)
+    return _plain("stalled", lv)

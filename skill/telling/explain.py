@@ -11,7 +11,7 @@ import jinja2
 from ..catalog import BY_ID
 from ..catalog.release import RELEASE
 from ..catalog.types import Text
-from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, Fix, Hypothesis, Observation, Risk, RootCause, Status,
+from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, FateState, Fix, Hypothesis, Observation, Risk, RootCause, Status,
                         Workload as WorkloadOut)
 from ..judging.classify import PLACE_NOTE, Verdict
 from ..judging.engine import Analysis
@@ -114,7 +114,7 @@ def fate_out(v: Verdict) -> Fate | None:
     attempts = [Attempt(index=a.index, started=ts(a.start), ended=ts(a.end or 0), first_step=ts(a.steps[0].ts) if
                         a.steps else None, last_step=ts(a.steps[-1].ts) if a.steps else None, steps_read=len(a.steps))
                 for a in f.attempts]
-    return Fate(state=f.state, summary=f.sentence, restarts=f.restarts, attempts=attempts,
+    return Fate(state=cast(FateState, f.state), summary=f.sentence, restarts=f.restarts, attempts=attempts,
                 recovered_at=ts(f.recovered_at or 0), waiting_since=ts(f.waiting_since or 0),
                 downtime_seconds=sec(f.downtime_ns), steps_redone=f.steps_redone, work_lost_seconds=sec(f.work_lost_ns),
                 evidence=[r.id for r in f.marks])
