@@ -28,7 +28,7 @@ from .survival import SERVERS
 
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+,? in (?P<func>\S+)')
 FIRST_CALL_FIRST = re.compile(r"(?:Current thread|Stack) .{0,60}\(most recent call first\)|^Stack \(most recent call first\)")
-LIBRARY = re.compile(r"/(?:site|dist)-packages/(?P<lib>[A-Za-z_][\w]*)|/lib/python3[\d.]*/(?P<std>[A-Za-z_]\w*)|^<frozen ")
+LIBRARY = re.compile(r"/(?:site|dist)-packages/(?P<lib>[A-Za-z_][\w]*)|/lib/python3[\d.]*/(?!site-packages|dist-packages)(?P<std>[A-Za-z_]\w*)|^<frozen ")
 GLOG_FILE = re.compile(r"^F\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ (?P<file>[\w.\-]+):\d+\] ")
 COMPILE_FRAME = re.compile(r"compile|lower|mlir|xla_computation|pxla|compiler")
 CHECKPOINT_LIBS = frozenset({"orbax", "tensorstore"})
