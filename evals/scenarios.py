@@ -72,6 +72,7 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
     "noise": ["cache_key", "kubelet"],
     "worker_chatter_minutes": 6,
     "checkpoint_every": None,
+    "resume": False,  # a restarted attempt's steps go on from the last checkpoint the attempt before saved
 }
 
 # Item kinds and the fields each may carry (besides at, key, note).

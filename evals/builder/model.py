@@ -107,6 +107,7 @@ class Attempt:
     blocked: set[str] = field(default_factory=set)
     progress_stop: int | None = None
     workers_created: bool = False
+    last_ckpt: int = 0  # the last step whose checkpoint this attempt saved (background.resume)
 
 
 @dataclass
