@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, UNKNOWN, Absence, FailureClass
+from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
 from ..understanding.death import workload_process
 from ..understanding.fate import touched
@@ -15,11 +15,12 @@ from .fatal import secs, stalled_then_failed, unknown_root
 from ..understanding.model import NO_LAUNCH, Workload
 from ..reading.names import first_bucket
 from ..reading.records import rm_address
-from ..understanding.status import STALL_WINDOW_NS, STUCK_PENDING_NS, Run, decide
+from ..understanding.status import STUCK_PENDING_NS, decide
 from ..understanding.signals import Signal
 from .lifeline import Fate, fate_of
+from .runstate import activity, refusals, run_of, running_at_end, status_of  # noqa: F401 (re-exported)
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
-from .survival import TOO_SOON_CONFIDENCE, after_last_life, deaths_survived, survival, too_soon_after
+from .survival import TOO_SOON_CONFIDENCE, after_last_life, death_class, deaths_survived, survival, too_soon_after
 
 NS = 1_000_000_000
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
@@ -258,24 +259,6 @@ def absence_context(model: Workload, cls: FailureClass) -> RuleContext:
 
 
 
-def activity(model: Workload) -> list[int]:
-    """When the program was seen running: the client's progress lines and the workers' program-launch reports.
-
-    Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
-    line when there is one: programs run only after it, and it is always read whole."""
-    act = model.running_times()
-    ready = [s.ts for s in model.ready_slices()]
-    if act and ready and min(ready) < act[0]:
-        act.insert(0, min(ready))
-    return act
-
-
-def running_at_end(model: Workload, act: list[int], have: set[str]) -> bool:
-    """The JobSet did not fail and the program was still running at the end of the data."""
-    return (bool(act) and not model.condition("Failed") and "jobset_failed" not in have
-            and model.now - act[-1] <= STALL_WINDOW_NS)
-
-
 def _ran_long_after(act: list[int], ts: int) -> bool:
     after = [t for t in act if t > ts]
     return len(after) >= RECOVERED_LINES and after[-1] - ts >= RECOVERED_NS
@@ -296,30 +279,6 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
     return not any(h.first_ts - CAUSE_LEAD_NS <= t <= last + CAUSE_LEAD_NS for s in failures for t in s.times)
 
 
-SCHEDULING = frozenset(c.id for c in CLASSES if c.phase in ("scheduling", "admission"))
-
-
-def refusals(symptoms: list[Signal], causes: Sequence[Signal]) -> list[Signal]:
-    """What refused the run's pods a place: the scheduler's refusals and the lines of scheduling-phase classes."""
-    return sorted([s for s in symptoms if s.target == "unschedulable"] +
-                  [s for s in causes if s.target in SCHEDULING], key=lambda s: s.ts)
-
-
-def run_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None,
-           causes: Sequence[Signal] = ()) -> Run:
-    """What the status rows read (skill.understanding.status). `act`: activity(model), when the caller has it."""
-    act = activity(model) if act is None else act
-    return Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms}),
-               refusals(symptoms, list(causes)))
-
-
-def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None,
-              causes: Sequence[Signal] = ()) -> str:
-    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
-    (skill.understanding.status holds the table). `act`: activity(model), when the caller has it."""
-    return decide(run_of(model, symptoms, root, act, causes))[0]
-
-
 def thresholds() -> list[tuple[str, str]]:
     """The classifier's knobs in words, for the generated references (one place states them: this module)."""
     out = [("candidate", f"a class needs evidence >= {CANDIDATE} to be a candidate (a signature below that only supports)"),
@@ -338,10 +297,13 @@ def thresholds() -> list[tuple[str, str]]:
     return out
 
 
-def death_class(model: Workload, death: Signal) -> str:
-    """The class a program's death would point to had it hurt the run: a colocated Python sidecar's is that class."""
-    c = death.record.container or ""
-    return "colocated_python_failure" if "colocated" in c or "sidecar" in c else UNKNOWN
+def _helpers(model: Workload, symptoms: list[Signal], failure_syms: list[Signal]
+             ) -> tuple[dict[str, str], list[Signal], list[Signal]]:
+    """The helpers' deaths the stepping program went past ({id: why}), the failures left, the symptoms the status reads."""
+    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"],
+                              [s for s in symptoms if s.target in FAILURE_SYMPTOMS])
+    return (helpers, [s for s in failure_syms if s.record.id not in helpers],
+            [s for s in symptoms if s.record.id not in helpers])
 
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
@@ -349,10 +311,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     # a helper's death the stepping program went on past is not the run's (issue 41): an observation, not damage
-    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"],
-                              [s for s in symptoms if s.target in FAILURE_SYMPTOMS])
-    failure_syms = [s for s in failure_syms if s.record.id not in helpers]
-    lived = [s for s in symptoms if s.record.id not in helpers]  # what the status rows read
+    helpers, failure_syms, lived = _helpers(model, symptoms, failure_syms)
     act = activity(model)
     at_end = running_at_end(model, act, {s.target for s in lived})
     damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
@@ -364,7 +323,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h
     observations = [o for o in observations if o.failure_class not in hypos]
-    observations += [Observation(death_class(model, d), 0.8, [d], why) for d in symptoms
+    observations += [Observation(death_class(d), 0.8, [d], why) for d in symptoms
                      if d.target == "program_died" and (why := helpers.get(d.record.id))]
     notes: list[str] = []
     resolved: list[Hypo] = []
@@ -407,18 +366,3 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         too_soon = None  # the run is seen going on: the last attempt has stepped steadily since
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
                    too_soon, fate)
-
-
-PLACE_NOTE = "read by place and phase: "
-
-
-def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
-    """An unknown death read by place and phase (skill.judging.place): the class it names is the verdict, below proof;
-    its rival (when the place leaves two open) and the unknown reading stay ranked after it."""
-    old = Hypo(UNKNOWN, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail, v.root.located,
-               v.root.entity_kinds, v.root.spared)
-    ranked = [new] + ([rival] if rival else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != new.failure_class]
-    confidence = new.score * (0.9 if rival else 1.0)
-    notes = v.notes + [PLACE_NOTE + words + (f"; {rival.failure_class} stays open" if rival else "")]
-    return Verdict(new.failure_class, v.status, round(confidence, 3), ranked[:6], new, v.symptoms, notes,
-                   v.observations, v.too_soon, v.fate)

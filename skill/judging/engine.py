@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from ..catalog import STALL, UNKNOWN
 from . import place
-from .classify import Verdict, by_place, classify
+from .classify import Verdict, classify
+from .place import by_place
 from ..understanding.death import killed, uncaught, workload_process
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet

@@ -20,9 +20,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..catalog.places import CHECKPOINT, CHECKPOINT_LIBS, COMPILE, FLAGS_RIVAL, JAX_LIBS, SIDECAR, USER
 from ..reading.records import Record
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
+from ..catalog import UNKNOWN
+from .classify import Verdict
 from .ranking import Hypo
 from .survival import SERVERS
 
@@ -31,8 +34,6 @@ FIRST_CALL_FIRST = re.compile(r"(?:Current thread|Stack) .{0,60}\(most recent ca
 LIBRARY = re.compile(r"/(?:site|dist)-packages/(?P<lib>[A-Za-z_][\w]*)|/lib/python3[\d.]*/(?!site-packages|dist-packages)(?P<std>[A-Za-z_]\w*)|^<frozen ")
 GLOG_FILE = re.compile(r"^F\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+ (?P<file>[\w.\-]+):\d+\] ")
 COMPILE_FRAME = re.compile(r"compile|lower|mlir|xla_computation|pxla|compiler")
-CHECKPOINT_LIBS = frozenset({"orbax", "tensorstore"})
-JAX_LIBS = frozenset({"jax", "jaxlib", "flax", "optax", "pathwaysutils"})
 SCORE = 0.7  # a class read from where and when the program died: a strong candidate, never proof
 
 
@@ -122,20 +123,20 @@ def rule(d: Death) -> tuple[str, str | None] | None:
     if d.program == "server":
         return None  # inside Pathways' own servers: nothing to go on but the line
     if d.program == "sidecar":
-        return "colocated_python_failure", None
+        return SIDECAR, None
     if d.frame is not None:
         lib = d.library
         if lib is None:
-            return "user_code_error", None  # the user's own frame is on top: their code raised or crashed
+            return USER, None  # the user's own frame is on top: their code raised or crashed
         if lib in CHECKPOINT_LIBS:
-            return "checkpoint_failure", "user_code_error"
+            return CHECKPOINT, USER
         if lib in JAX_LIBS:
             if d.phase != "stepping" and COMPILE_FRAME.search(d.frame[0] + " " + d.frame[1]):
-                return "xla_compile_error", "user_code_error"
+                return COMPILE, USER
             return None  # JAX's runtime failing mid-run: memory, hardware, the servers ... too many to name
-        return "user_code_error", None  # another library raised into the user's program: its input or its use
+        return USER, None  # another library raised into the user's program: its input or its use
     if d.glog_file and "flag" in d.glog_file and d.phase != "stepping":
-        return "user_code_error", "libtpu_mismatch"  # the client's own flags refused before the TPU system is up
+        return USER, FLAGS_RIVAL  # the client's own flags refused before the TPU system is up
     return None
 
 
@@ -158,3 +159,18 @@ def refine(model: Workload, root: Hypo, context: Sequence[Record]) -> tuple[Hypo
     other = Hypo(rival, round(SCORE * 0.7, 3), list(root.signals), root.first_ts, detail, list(root.located),
                  ("Pod", "Container")) if rival else None
     return new, other, d.words()
+
+
+PLACE_NOTE = "read by place and phase: "
+
+
+def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
+    """An unknown death read by place and phase (skill.judging.place): the class it names is the verdict, below proof;
+    its rival (when the place leaves two open) and the unknown reading stay ranked after it."""
+    old = Hypo(UNKNOWN, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail, v.root.located,
+               v.root.entity_kinds, v.root.spared)
+    ranked = [new] + ([rival] if rival else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != new.failure_class]
+    confidence = new.score * (0.9 if rival else 1.0)
+    notes = v.notes + [PLACE_NOTE + words + (f"; {rival.failure_class} stays open" if rival else "")]
+    return Verdict(new.failure_class, v.status, round(confidence, 3), ranked[:6], new, v.symptoms, notes,
+                   v.observations, v.too_soon, v.fate)

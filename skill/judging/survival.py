@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..catalog import ABSENCE_CLASSES
+from ..catalog import ABSENCE_CLASSES, UNKNOWN
+from ..catalog.places import SIDECAR
 from ..understanding.death import IGNORED
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
@@ -212,3 +213,9 @@ def too_soon_after(model: Workload, root: Hypo, damage: tuple[int, ...]) -> str 
     return (f"Too soon to tell whether the run recovers: the data ends {secs(gap)} after its last line of this cause, "
             "and nothing after it shows the run failing or going on (no later failure, progress, or completion); "
             "export a later window, or read the pods' status, to see which.")
+
+
+def death_class(death: Signal) -> str:
+    """The class a helper's death would point to had it hurt the run: a colocated Python sidecar's is that class."""
+    c = death.record.container or ""
+    return SIDECAR if "colocated" in c or "sidecar" in c else UNKNOWN

@@ -13,7 +13,8 @@ from ..catalog.release import RELEASE
 from ..catalog.types import Text
 from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, FateState, Fix, Hypothesis, Observation, Risk, RootCause, Status,
                         Workload as WorkloadOut)
-from ..judging.classify import PLACE_NOTE, Verdict
+from ..judging.classify import Verdict
+from ..judging.place import PLACE_NOTE
 from ..judging.engine import Analysis
 from ..judging.matrix import Finding, findings
 from ..judging.next_checks import next_checks

@@ -81,7 +81,7 @@ def killed(model: Workload, lines: list[Signal]) -> list[Signal]:
     """The kernel's OOM kills of the workload's processes, each a program's death (its pid once): the kill as the
     serial console, the kernel log or node-problem-detector's OOMKilling Event tells it."""
     out: dict[tuple, Signal] = {}
-    for s in lines:
+    for s in sorted(lines, key=lambda s: (s.ts, s.record.id)):  # the earliest report of each kill, whatever the order read
         m = _KILL.search(s.record.text)
         if m is None:
             continue
