@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import cast
 
 from ...errors import SourceError
-from .base import SourceStats, connection_failure
+from .base import SourceStats, connection_failure, past_deadline, read_timed_out
 from .cloud_logging import Deadline
 
 JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
@@ -101,8 +101,7 @@ class KubernetesSource:
         from urllib3.exceptions import HTTPError
 
         if self.deadline is not None and self.deadline.expired():
-            self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s deadline of the "
-                           "diagnosis passed)")
+            self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s --deadline passed)")
             return None
         if self.down:
             self.stats.gap(f"Kubernetes API: {what} not read (the API server was unreachable: {self.down})")
@@ -132,9 +131,23 @@ class KubernetesSource:
             if why and not self.answered:
                 raise SourceError(self._unreachable(why)) from err
             self.down = why  # no connection at all (a read timeout or a reset may pass by the next read)
-            self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
-                           "diagnosed from Cloud Logging only for it")
+            if read_timed_out(err):
+                self._slow(what)
+            else:
+                self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
+                               "diagnosed from Cloud Logging only for it")
         return None
+
+    def _slow(self, what: str) -> None:
+        """A read the API server sent no answer to in time: a gap; and when its attempts (each a share of what was left)
+        spent the --deadline, the line a diagnosis with nothing read reports."""
+        spent = self.deadline is not None and self.deadline.remaining() < 1.0
+        self.stats.gap(f"Kubernetes API at {self._host()}: {what} not read (no answer: read timeout"
+                       + (f" at the {self.deadline.seconds:g} s --deadline" if spent and self.deadline else "")
+                       + "); diagnosed from Cloud Logging only for it")
+        if spent and self.deadline:
+            self.stats.deadline_passed(past_deadline(f"Kubernetes API at {self._host()}", f"read of {what}",
+                                                     self.deadline.seconds, "read timeout", fix="pass --no-kube"))
 
     def _unreachable(self, why: str) -> str:
         """One line for an API server no connection could be made to, with what to check."""
