@@ -44,6 +44,12 @@ def _explanation_text(explanation: str | tuple[Text, ...], matched: frozenset[st
     return next((t.text for t in explanation if t.applies(matched)), None)
 
 
+def _sentence(text: str) -> str:
+    """A template that starts with a value ("{{ container_or_process }} on ...") starts its sentence in capitals when the
+    value starts with our own article ("a process in ..."); a name (a pod, a binary) stays as it is written."""
+    return text[0].upper() + text[1:] if text.startswith(("a ", "an ")) else text
+
+
 def _render(template: str | None, ctx: dict[str, str]) -> str | None:
     return None if template is None else _fill(template, ctx)
 
@@ -119,7 +125,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     ctx["story"] = silence.sentence(told_) if told_ else ""
     evidence = {r.id: evidence_item(r, m.project) for r in cited}
     matched = matched_ids(v.root)
-    explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    explanation = _sentence(_render(_explanation_text(cls.explanation, matched), ctx) or cls.title)
     if v.too_soon:
         explanation += " " + v.too_soon
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
