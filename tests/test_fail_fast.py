@@ -83,23 +83,23 @@ def test_silent_bigquery_endpoint_ends_at_the_deadline():
     assert "did not finish within the 3 s --deadline" in line and took < 10, took
 
 
-LIVE = ["diagnose", "--project", "p", "--location", "l", "--cluster", "c", "--jobset", "j", "--deadline", "3"]
+LIVE = ["diagnose", "--project", "p", "--location", "l", "--cluster", "c", "--jobset", "j", "--deadline", "5"]
 
 
 def test_silent_cloud_logging_endpoint_ends_at_the_deadline_and_says_so():
     with _silent_url() as url:
         p, took = _cli(*LIVE, "--logging-endpoint", url, "--no-kube")
     line = _one_line(p)
-    assert f"Cloud Logging at {url} query 'control-plane' did not finish within the 3 s --deadline (ReadTimeout" in line
-    assert "check --project" not in line and took < 10, took  # the flags were not what was wrong
+    assert f"Cloud Logging at {url} query 'control-plane' did not finish within the 5 s --deadline (" in line
+    assert "check --project" not in line and took < 5 + 7, took  # the flags were not what was wrong
 
 
 def test_silent_kubernetes_api_ends_at_the_deadline_and_says_so():
     with _silent_url() as url:
         p, took = _cli(*LIVE, "--logging-endpoint", url, "--kube-server", url)
-    line = _one_line(p)
-    assert f"Kubernetes API at {url} read of JobSet default/j did not finish within the 3 s --deadline" in line
-    assert "pass --no-kube" in line and "unreachable" not in line and took < 10, took
+    line = _one_line(p)  # the API server is read first; its attempts each had a share of the deadline
+    assert f"Kubernetes API at {url} read of JobSet default/j did not finish within the 5 s --deadline" in line
+    assert "pass --no-kube" in line and "unreachable" not in line and took < 5 + 7, took
 
 
 @bigquery

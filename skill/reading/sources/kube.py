@@ -102,13 +102,16 @@ class KubernetesSource:
 
         if self.deadline is not None and self.deadline.expired():
             self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s --deadline passed)")
+            self.stats.deadline_passed(past_deadline(f"Kubernetes API at {self._host()}", f"read of {what}",
+                                                     self.deadline.seconds, "no time was left", fix="pass --no-kube"))
             return None
         if self.down:
             self.stats.gap(f"Kubernetes API: {what} not read (the API server was unreachable: {self.down})")
             return None
         self.requests += 1
+        timeout = self._timeout()
         try:
-            resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(), **kw)
+            resp = fn(*args, _preload_content=False, _request_timeout=timeout, **kw)
             self.answered = True
             return json.loads(resp.data or b"{}")
         except ApiException as err:
@@ -132,22 +135,22 @@ class KubernetesSource:
                 raise SourceError(self._unreachable(why)) from err
             self.down = why  # no connection at all (a read timeout or a reset may pass by the next read)
             if read_timed_out(err):
-                self._slow(what)
+                self._slow(what, timeout[1])
             else:
                 self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
                                "diagnosed from Cloud Logging only for it")
         return None
 
-    def _slow(self, what: str) -> None:
-        """A read the API server sent no answer to in time: a gap; and when its attempts (each a share of what was left)
-        spent the --deadline, the line a diagnosis with nothing read reports."""
-        spent = self.deadline is not None and self.deadline.remaining() < 1.0
-        self.stats.gap(f"Kubernetes API at {self._host()}: {what} not read (no answer: read timeout"
-                       + (f" at the {self.deadline.seconds:g} s --deadline" if spent and self.deadline else "")
-                       + "); diagnosed from Cloud Logging only for it")
-        if spent and self.deadline:
+    def _slow(self, what: str, share: float) -> None:
+        """A read the API server sent no answer to in the share of the --deadline it had (each attempt a part of what
+        was left): a gap, and the line a diagnosis with nothing read reports."""
+        spent = self.deadline is None or self.deadline.remaining() < 1.0
+        why = "read timeout" if spent else f"no answer in the {share:.1f} s it had of it"
+        self.stats.gap(f"Kubernetes API at {self._host()}: {what} not read ({why}); diagnosed from Cloud Logging only "
+                       "for it")
+        if self.deadline is not None:
             self.stats.deadline_passed(past_deadline(f"Kubernetes API at {self._host()}", f"read of {what}",
-                                                     self.deadline.seconds, "read timeout", fix="pass --no-kube"))
+                                                     self.deadline.seconds, why, fix="pass --no-kube"))
 
     def _unreachable(self, why: str) -> str:
         """One line for an API server no connection could be made to, with what to check."""
