@@ -131,6 +131,9 @@ class EvalResult:
                                                if (c := r.check("entity_precision"))) / n, 4),
             "evidence_recall": round(sum((c.value or 0) for c in ev if c) / n, 4),
             "fabricated_citations": int(sum((c.value or 0) for r in res if (c := r.check("citation_validity")))),
+            # the cases whose key gives the run's fate, and how many of them the run's fate matched (issue 41)
+            "fate": [sum(1 for r in res if r.case.expected.fate), sum(1 for r in res if r.case.expected.fate and
+                                                                      (c := r.check("fate")) and c.passed)],
             "healthy_controls": [len(healthy), sum(1 for r in healthy if (c := r.check("class_top1")) and c.passed)],
             "injection_cases": [len(injection), sum(1 for r in injection if (c := r.check("class_top1")) and c.passed)],
             "pass_k": round(sum(all(r.run_passed(i) for i in range(len(r.runs))) for r in res) / n, 4),
