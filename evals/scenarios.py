@@ -61,6 +61,7 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "pods_json": True,
     "jobset_json": True,
     "events_retention": "60m",
+    "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
 }
 
 BACKGROUND_DEFAULTS: dict[str, Any] = {
