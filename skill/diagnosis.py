@@ -76,6 +76,8 @@ class NextCheck(_Strict):
     filter: str | None = Field(default=None, description="a Cloud Logging filter: query_logs --filter, or gcloud "
                                                          "logging read")
     command: str | None = Field(default=None, description="a read-only kubectl / gcloud command")
+    promql: str | None = Field(default=None, description="a PromQL query to paste into Cloud Monitoring: the series "
+                                                         "that tell the candidates apart (docs/metrics.md)")
 
 
 class Observation(_Strict):

@@ -147,10 +147,10 @@ def _hbm(b: Any, rng: random.Random) -> list[dict[str, Any]]:
                 used.append([t // NS, str(int(total * min(frac, 0.995)))])
                 tot.append([t // NS, str(total)])
             out += [{"metric": {"__name__": "kubernetes_io:container_accelerator_memory_used", "pod_name": pod.name,
-                                "container_name": c.name},
+                                "container_name": c.name, "namespace_name": b.w["namespace"]},
                      "values": used},
                     {"metric": {"__name__": "kubernetes_io:container_accelerator_memory_total", "pod_name": pod.name,
-                                "container_name": c.name},
+                                "container_name": c.name, "namespace_name": b.w["namespace"]},
                      "values": tot}]
     return out
 

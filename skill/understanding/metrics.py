@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from ..catalog.series import HBM_FULL as HBM_FULL_CLASS, INTERRUPTIONS as INTERRUPTION_CLASS, SOURCE, STALL
 from ..catalog.types import Pattern, signature_id
 from ..reading.records import Record, format_ns
 from ..reading.sources.metrics import Series, SeriesSet
@@ -26,12 +27,8 @@ RESTARTS = "prometheus.googleapis.com/kube_jobset_restarts/gauge"
 TOPOLOGY_HOST = "gce_topology_host"
 BUSY_PCT = 5.0  # a chip this busy over a sample was running the program's steps
 IDLE_PCT = 1.0  # every chip below this over a sample: nothing ran
-HBM_FULL = 0.95  # memory_used this close to memory_total leaves no room for the next allocation
-SKILLS = "https://github.com/google/skills"  # gke-ai-troubleshooting-{tpu-metrics-monitoring,jobset-interruption}
-# interruption_type / interruption_reason -> the class it names, and how much one interruption proves
-INTERRUPTION_CLASS = (("PreemptionEvent", "", "spot_preemption", 0.95), ("MaintenanceEvent", "", "host_maintenance", 0.95),
-                      ("TerminationEvent", "HostError", "node_lost", 0.9), ("TerminationEvent", "AutoRepair", "node_lost", 0.9),
-                      ("TerminationEvent", "", "node_lost", 0.8))
+HBM_FULL_AT = 0.95  # memory_used this close to memory_total leaves no room for the next allocation
+SKILLS = SOURCE  # google/skills gke-ai-troubleshooting-{tpu-metrics-monitoring,jobset-interruption}
 
 
 def _pattern(owner: str, wording: str, weight: float, entities: tuple[str, ...], note: str, support: bool = False) -> Pattern:
@@ -209,10 +206,14 @@ def _value(s: Series, ts: int) -> float:
     return dict(s.points).get(ts, 0.0)
 
 
+def _where(s: Series) -> str:
+    """The chip a series is about, or its pod's busiest chip when the export took the maximum per pod."""
+    return f"chip {_chip(s)} of pod {s.pod}" if _chip(s) else f"pod {s.pod} (its busiest chip)"
+
+
 def duty_text(s: Series, ts: int, what: str = "") -> str:
     """A duty-cycle sample in words: metric, chip, the minute it covers and its value."""
-    chip = f"chip {_chip(s)} of pod {s.pod}" if _chip(s) else f"pod {s.pod} (its busiest chip)"
-    return (f"{s.metric} = {_value(s, ts):.0f} % on {chip} in the 60 s to {format_ns(ts)}"
+    return (f"{s.metric} = {_value(s, ts):.0f} % on {_where(s)} in the 60 s to {format_ns(ts)}"
             + (f"; {what}" if what else ""))
 
 
@@ -221,24 +222,23 @@ def signals(facts: SeriesFacts) -> list[Signal]:
     filled to its total on a chip (supporting an HBM OOM, never a cause alone)."""
     out = []
     for i in facts.interruptions:
-        cls, weight = next((c, w) for typ, why, c, w in INTERRUPTION_CLASS if typ == i.type and why in ("", i.reason)) \
-            if any(typ == i.type for typ, *_ in INTERRUPTION_CLASS) else ("node_lost", 0.6)
+        cls, weight = next((c, w) for typ, why, c, w in INTERRUPTION_CLASS if typ in ("", i.type) and why in ("", i.reason))
         text = (f"{i.series.metric} = {_value(i.series, i.ts):.0f} on node {i.node} in the 60 s to {format_ns(i.ts)}: "
                 f"interruption_type={i.type or '?'} interruption_reason={i.reason or '?'}")
         p = _pattern(cls, f"interruption_count {i.type}", weight, ("Node",), f"the node was interrupted ({i.type}, {i.reason})")
         out.append(Signal("cause", cls, p, record(i.series, i.ts, text, i.ts - SAMPLE_NS // 2), {"node": i.node}))
     for h in facts.headroom:
-        if h.fraction >= HBM_FULL:
-            text = (f"{h.series.metric} = {h.used / 2**30:.1f} GiB of {h.total / 2**30:.1f} GiB ({h.fraction:.0%}) on chip "
-                    f"{h.chip} of pod {h.pod} in the 60 s to {format_ns(h.ts)}")
-            p = _pattern("hbm_oom", "memory_used at memory_total", 0.3, ("Pod",), "HBM was full", support=True)
-            out.append(Signal("cause", "hbm_oom", p, record(h.series, h.ts, text), {}))
+        if h.fraction >= HBM_FULL_AT:
+            text = (f"{h.series.metric} = {h.used / 2**30:.1f} GiB of {h.total / 2**30:.1f} GiB ({h.fraction:.0%}) on "
+                    f"{_where(h.series)} in the 60 s to {format_ns(h.ts)}")
+            p = _pattern(HBM_FULL_CLASS, "memory_used at memory_total", 0.3, ("Pod",), "HBM was full", support=True)
+            out.append(Signal("cause", HBM_FULL_CLASS, p, record(h.series, h.ts, text), {}))
     return out
 
 
-IDLE = _pattern("workload_stalled", "duty_cycle 0 on every chip", 0.85, ("Pod",),
+IDLE = _pattern(STALL, "duty_cycle 0 on every chip", 0.85, ("Pod",),
                 "every chip of the workload stopped working")
-BUSY = _pattern("workload_stalled", "duty_cycle busy", 0.1, ("Pod",), "the chips' last working sample", support=True)
+BUSY = _pattern(STALL, "duty_cycle busy", 0.1, ("Pod",), "the chips' last working sample", support=True)
 
 
 def stall_signals(facts: SeriesFacts) -> list[Signal]:
@@ -247,10 +247,10 @@ def stall_signals(facts: SeriesFacts) -> list[Signal]:
     if since is None:
         return []
     s = last[2] if last else min(facts.chips.values(), key=lambda x: x.key)
-    out = [Signal("cause", "workload_stalled", IDLE, record(s, since, duty_text(
+    out = [Signal("cause", STALL, IDLE, record(s, since, duty_text(
         s, since, f"every chip of the workload below {IDLE_PCT:.0f} % from then to {format_ns(facts.last_sample)}")), {})]
     if last:
-        out.append(Signal("cause", "workload_stalled", BUSY, record(s, last[0], duty_text(s, last[0], "its last working sample")), {}))
+        out.append(Signal("cause", STALL, BUSY, record(s, last[0], duty_text(s, last[0], "its last working sample")), {}))
     return out
 
 
