@@ -166,3 +166,20 @@ def test_logs_and_series_are_never_worse_than_logs(tmp_path, case):
 
 def test_a_library_case_without_series_keeps_logs_only():
     assert not list((ROOT / "fixtures" / "case-074").glob("metrics-*.json"))
+
+
+def test_shown_as_promql_a_duty_band_and_in_the_digest():
+    from pathways_workload.skill.telling.explain import build
+    from pathways_workload.skill.telling.html import render_html
+    from pathways_workload.skill.understanding.digest import digest_of
+
+    a = analyse_replay(ROOT / "fixtures" / "case-200", digest=True)
+    d = build(a, logging_requests=0)
+    assert any(c.promql and "kubernetes_io:container_accelerator_duty_cycle" in c.promql and 'pod_name=~"cpt-7x-222-lark-.*"'
+               in c.promql for c in d.next_checks)  # the query a user pastes into Cloud Monitoring
+    page = render_html(d, a.model)
+    assert 'class="duty"' in page and "TPU duty cycle 0 %" not in page  # idle minutes are left blank
+    series = digest_of(a, d)["series"]
+    assert series["busy_at_end"] is False and series["idle_since"].startswith("2027-01-16T20:15")
+    irq = digest_of(analyse_replay(ROOT / "fixtures" / "case-008", digest=True))["series"]["interruptions"]
+    assert irq and "PreemptionEvent" in irq[0]

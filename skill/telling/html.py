@@ -54,6 +54,8 @@ class Lane:
     marks: list[Mark] = field(default_factory=list)
     y: float = 0.0
     band: tuple[float, float] | None = None  # progress seen from .. to (x)
+    activity: list[tuple[int, float]] = field(default_factory=list)  # the pod's chips' duty cycle: (sample end, %)
+    duty: list[tuple[float, float, float, str]] = field(default_factory=list)  # drawn: x0, x1, opacity, tip
     tip: str = ""
     since: int = 0  # a pod's creation (else its first record): head lanes are restart attempts, drawn in this order
 
@@ -216,6 +218,9 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
         if progress_row and s.record.id not in placed and s.record.pod:
             lanes.of(s.record.pod).marks.append(Mark(s.ts, "progress", f"#tl-{progress_row}",
                                                      f"{format_ns(s.ts)} — {redact(s.record.text[:200])}"))
+    if model is not None and model.series is not None:  # the chips' duty cycle under each pod's lane
+        for lane in lanes.lanes.values():
+            lane.activity = model.series.activity(lane.key)
     end = model.now if model and model.now else None
     start = model.first_ts if model and model.first_ts else None
     last = model.last_progress.ts if model and model.last_progress else None
@@ -284,6 +289,7 @@ def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None,
         lane.marks.sort(key=lambda m: (m.kind == "progress", m.ts))  # progress ticks under the other marks
         prog = [m.x for m in lane.marks if m.kind == "progress"]
         lane.band = (min(prog), max(prog)) if len(prog) > 1 else None
+        lane.duty = _duty(lane.activity, t0, t1, scale)
         restarts += [m for m in lane.marks if m.kind == "restart" and not lane.key]
     ticks = _ticks(t0, t1, scale) if stamps else []
     stall = None
@@ -294,6 +300,22 @@ def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None,
     causes = sorted((m for lane in lanes for m in lane.marks if m.kind == "cause"), key=lambda m: m.ts)
     labels = [(causes[0].x, causes[0].y - 10, cause)] if causes and cause else []
     return Swimlane(WIDTH, int(y + 10), groups, lanes, ticks, restarts, stall, end_mark, labels)
+
+
+def _duty(activity: list[tuple[int, float]], t0: int, t1: int, scale) -> list[tuple[float, float, float, str]]:
+    """A lane's duty-cycle band: one segment per run of samples at the same tenth, as dark as the chips were busy."""
+    out: list[tuple[float, float, float, str]] = []
+    run: list[tuple[int, float]] = []
+    for t, pct in activity + [(0, -1.0)]:
+        if run and (round(pct, -1) != round(run[0][1], -1) or t - run[-1][0] > 60 * NS):
+            a, b = max(run[0][0] - 60 * NS, t0), min(run[-1][0], t1)
+            top = max(p for _, p in run)
+            if b > a and top >= 1:
+                out.append((round(scale(a), 1), round(scale(b), 1), round(min(top, 100) / 100 * 0.85 + 0.1, 2),
+                            f"TPU duty cycle {top:.0f} % ({format_ns(run[0][0] - 60 * NS)} to {format_ns(run[-1][0])})"))
+            run = []
+        run.append((t, pct))
+    return out
 
 
 def render_html(d: Diagnosis, model: Workload | None = None, *, replay_files: int | None = None) -> str:

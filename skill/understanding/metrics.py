@@ -126,6 +126,22 @@ class SeriesFacts:
         last = self.last_busy()
         return last is not None and now - last[0] <= 3 * SAMPLE_NS
 
+    def summary(self, now: int) -> dict:
+        """What the series prove, in brief, for the agent's digest: the chips' activity, HBM, interruptions, hosts."""
+        last = self.last_busy()
+        out: dict = {"chips": len(self.chips), "last_sample": format_ns(self.last_sample) or None,
+                     "last_busy": f"{format_ns(last[0])} ({last[1]:.0f} %)" if last else None,
+                     "idle_since": format_ns(self.idle_since() or 0) or None, "busy_at_end": self.busy_at_end(now)}
+        if self.headroom:
+            tight = max(self.headroom, key=lambda h: h.fraction)
+            out["hbm_peak"] = f"{tight.fraction:.0%} of {tight.total / 2**30:.0f} GiB on {tight.pod} at {format_ns(tight.ts)}"
+        out["interruptions"] = [f"{format_ns(i.ts)} {i.node}: {i.type} ({i.reason})" for i in self.interruptions][:10]
+        if self.restarts:
+            out["jobset_restarts"] = self.restarts[-1][1]
+        if hosts := self.repeated_hosts():
+            out["hosts_under_several_nodes"] = hosts
+        return out
+
     def repeated_hosts(self) -> dict[str, list[str]]:
         """Physical hosts that several node names of the workload ran on (one host failing across attempts)."""
         by_host: dict[str, list[str]] = {}
