@@ -116,6 +116,8 @@ def read_live(project: str, cluster: str, namespace: str, jobset: str, start_ns:
     """The workload's series for a live diagnosis, or an empty set whose problems say why none were read: the client
     is not installed, or Cloud Logging is an emulator and no Monitoring endpoint was given (never the real API beside a
     fake). A refused or silent endpoint is a SourceError."""
+    if remaining() <= 0:  # the other reads spent the deadline: the series are extra evidence, not worth an error
+        return SeriesSet(problems=["Cloud Monitoring not read: --deadline was spent by the other reads"])
     if endpoint is None and logging_endpoint:
         return SeriesSet(problems=["Cloud Monitoring not read: a Cloud Logging endpoint was given and no Monitoring "
                                    f"endpoint ({ENV})"])
