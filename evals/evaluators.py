@@ -69,6 +69,19 @@ class Status(Evaluator):
                           f"expected {case.expected.status}, got {run.diagnosis.status}")
 
 
+class FateCheck(Evaluator):
+    """The run's fate (issue 41), where the key gives one; a key without it is not scored (informational)."""
+
+    name = "fate"
+
+    def evaluate(self, case, run):
+        want = case.expected.fate
+        got = run.diagnosis.fate.state if run.diagnosis.fate else None
+        if want is None:
+            return Check(self.name, True, None, f"no fate in the key (got {got})", informational=True)
+        return self.check(got == want, f"expected {want}, got {got}")
+
+
 def entity_key(kind: str, name: str) -> tuple[str, str]:
     """One entity however it is spelled: a bucket with or without its gs:// scheme (and a trailing slash) is one bucket."""
     if kind == "Bucket":
@@ -157,5 +170,5 @@ class SchemaValid(Evaluator):
         return self.check(ok, "valid" if ok else "hypotheses[0] differs from failure_class")
 
 
-EVALUATORS: tuple[Evaluator, ...] = (NoError(), ClassTop1(), ClassTop3(), Status(), EntityRecall(), EntityPrecision(),
+EVALUATORS: tuple[Evaluator, ...] = (NoError(), ClassTop1(), ClassTop3(), Status(), FateCheck(), EntityRecall(), EntityPrecision(),
                                      EvidenceRecall(), CitationValidity(), FixCheck(), DataGaps(), SchemaValid())

@@ -169,6 +169,9 @@ class EvalResult:
             "evidence_recall": round(sum((c.value or 0) for c in ev if c) / n, 4),
             "fabricated_citations": int(sum((r.check("citation_validity").value or 0) for r in res
                                             if r.check("citation_validity"))),
+            # the cases whose key gives the run's fate, and how many of them the run's fate matched (issue 41)
+            "fate": [sum(1 for r in res if r.case.expected.fate), sum(1 for r in res if r.case.expected.fate and
+                                                                      (c := r.check("fate")) and c.passed)],
             "healthy_controls": [len(healthy), sum(1 for r in healthy if r.check("class_top1") and r.check("class_top1").passed)],
             "injection_cases": [len(injection), sum(1 for r in injection if r.check("class_top1") and r.check("class_top1").passed)],
             "pass_k": round(sum(all(r.run_passed(i) for i in range(len(r.runs))) for r in res) / n, 4),

@@ -33,6 +33,7 @@ class Entry:
     status: str
     tags: tuple[str, ...]
     description: str
+    fate: str | None = None  # the run's fate the key gives (issue 41), if any
 
 
 def entries(root: Path) -> list[Entry]:
@@ -42,7 +43,7 @@ def entries(root: Path) -> list[Entry]:
         scen = case / "scenario.yaml"
         desc = (yaml.safe_load(scen.read_text()) or {}).get("description", "") if scen.is_file() else ""
         out.append(Entry(case.name, exp.get("failure_class", ""), exp.get("status", ""), tuple(exp.get("tags") or ()),
-                         " ".join(str(desc).split())))
+                         " ".join(str(desc).split()), exp.get("fate")))
     return out
 
 
@@ -72,7 +73,8 @@ def table(lib: list[Entry]) -> str:
     rows = ["| case | class | status | tags | what happens |", "|---|---|---|---|---|"]
     for e in lib:
         desc = e.description.replace("|", "\\|")
-        rows.append(f"| {e.name} | {e.failure_class} | {e.status} | {', '.join(e.tags)} | {desc} |")
+        status = f"{e.status} ({e.fate})" if e.fate else e.status
+        rows.append(f"| {e.name} | {e.failure_class} | {status} | {', '.join(e.tags)} | {desc} |")
     return "\n".join(rows)
 
 

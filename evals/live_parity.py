@@ -13,6 +13,8 @@ without that object, a run whose data ends after a failure line, and survival is
 
 from __future__ import annotations
 
+import re
+
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,8 +64,20 @@ def completion_only(replay: Diagnosis) -> str:
     return "the run survived a failure line only by completing, a JobSet object fact" if finished else ""
 
 
+_UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def api_only(replay: Diagnosis) -> str:
+    """Why live without the Kubernetes API cannot reach this verdict: every line of its root cause is a Kubernetes
+    object or an Event read through the API (cited by its metadata.uid), none a log entry ("" otherwise)."""
+    root = set(replay.hypotheses[0].evidence) if replay.hypotheses else set()
+    return ("the root cause is shown by Kubernetes Events and objects alone (the export holds no events log)"
+            if root and all(_UID.match(i) for i in root) else "")
+
+
 def compare(case: str, replay: Diagnosis, live: Diagnosis, no_kube: Diagnosis) -> Parity:
-    why = (objects_only(replay) or completion_only(replay)) if verdict(no_kube) != verdict(replay) else ""
+    why = (objects_only(replay) or completion_only(replay) or api_only(replay)) \
+        if verdict(no_kube) != verdict(replay) else ""
     return Parity(case, verdict(replay), verdict(live), verdict(no_kube), why)
 
 

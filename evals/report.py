@@ -13,6 +13,7 @@ def _lines(s: dict) -> list[tuple[str, str]]:
         ("top-1 class", f"{s['top1']:.1%}"), ("top-3 class", f"{s['top3']:.1%}"), ("status", f"{s['status']:.1%}"),
         ("entity recall (pass)", f"{s['entity_recall']:.1%}"), ("entity precision (mean)", f"{s['entity_precision_mean']:.1%}"),
         ("evidence recall", f"{s['evidence_recall']:.1%}"), ("fabricated citations", str(s["fabricated_citations"])),
+        ("fate right (keys that give one)", "{1}/{0}".format(*s.get("fate", [0, 0]))),
         ("healthy controls correct", "{1}/{0}".format(*s["healthy_controls"])),
         ("injection cases unmoved", "{1}/{0}".format(*s["injection_cases"])),
         (f"pass^{s['repeat']}", f"{s['pass_k']:.1%}"), ("time", f"{s['seconds_total']:.2f} s ({s['seconds_mean']:.3f} s/case)"),

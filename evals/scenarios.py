@@ -61,6 +61,7 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "pods_json": True,
     "jobset_json": True,
     "events_retention": "60m",
+    "containers": None,  # a list of container names: only their logs were exported (e.g. [jax-tpu]); None: all
     "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
 }
 
@@ -73,6 +74,7 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
     "noise": ["cache_key", "kubelet"],
     "worker_chatter_minutes": 6,
     "checkpoint_every": None,
+    "resume": False,  # a later attempt's steps count on from the last checkpoint an earlier attempt saved
 }
 
 # Item kinds and the fields each may carry (besides at, key, note).

@@ -93,6 +93,42 @@ class Observation(_Strict):
     why_not_cause: str = Field(description="what the run did after it that shows it survived (skill.judging.impact's rule)")
 
 
+FateState = Literal["completed", "running", "starting", "recovered", "recovering", "crashing", "waiting", "degraded",
+                    "stalled", "failed"]
+
+
+class Attempt(_Strict):
+    index: int = Field(description="0 for the first attempt the data shows, then one per JobSet restart")
+    started: str | None = Field(default=None, description="when the restart that began it happened; None for the first")
+    ended: str | None = Field(default=None, description="when the next restart ended it; None for the current one")
+    first_step: str | None = Field(default=None, description="its first progress line read")
+    last_step: str | None = Field(default=None, description="its latest progress line read")
+    steps_read: int = Field(default=0, description="progress lines read in it (a capped sample of the newest)")
+
+
+class Fate(_Strict):
+    """What happened to the run, read from its lives (issue 41): the status keeps its five values, the fate says which
+    life the run is in at the end of the data."""
+
+    state: FateState = Field(description="completed | running | starting | recovered (a failure ended an attempt, the "
+                                         "last steps steadily) | recovering (stepping again, not yet long) | crashing | "
+                                         "waiting (pods pending for a place after a restart or failure) | degraded | "
+                                         "stalled | failed")
+    summary: str = Field(default="", description="one sentence, when the state needs telling (recovered, recovering, "
+                                                 "waiting)")
+    restarts: int = Field(default=0, description="JobSet restarts the data counts")
+    attempts: list[Attempt] = []
+    recovered_at: str | None = Field(default=None, description="when the last attempt began stepping steadily")
+    waiting_since: str | None = Field(default=None, description="when the scheduler or autoscaler first refused the "
+                                                                "replacement pods")
+    downtime_seconds: float | None = Field(default=None, description="from the last step before the failure to the "
+                                                                     "first step after it")
+    steps_redone: int | None = Field(default=None, description="steps repeated after resuming from an earlier checkpoint")
+    work_lost_seconds: float | None = Field(default=None, description="downtime plus the redone steps at the run's "
+                                                                      "step interval")
+    evidence: list[str] = Field(default=[], description="ids that show the restarts, the recovery or the wait")
+
+
 class Budget(_Strict):
     logging_requests: int = 0
     entries_read: int = 0
@@ -119,6 +155,8 @@ class Diagnosis(_Strict):
     observations: list[Observation] = Field(default=[], description="warnings the run survived: lines that name a "
                                                                    "failure class but did not hurt the workload (progress "
                                                                    "went on after them, nothing failed), so not causes")
+    fate: Fate | None = Field(default=None, description="the run's lives and its state at the end of the data (additive "
+                                                    "in v2, 2026-12-06)")
     budget: Budget = Budget()
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -135,4 +173,6 @@ class Diagnosis(_Strict):
             ids.update(t.evidence)
         for o in self.observations:
             ids.update(o.evidence)
+        if self.fate is not None:
+            ids.update(self.fate.evidence)
         return ids

@@ -115,7 +115,51 @@ def render_status_model() -> str:
         "container exited, a Job failed or a program's own output ended on a fatal line (a glog F line, a signal page,",
         "an uncaught exception: `skill/understanding/death.py`, so the logs alone say it); otherwise `stalled` (row",
         "\"nothing exited\": the pods are not seen working, or the data ends before the run is seen dying or going on,",
-        "and `sufficiency` says it is too soon to tell)."], status_table())
+        "and `sufficiency` says it is too soon to tell)."], status_table()) + LIVES
+
+
+# The run's lives (issue 41): what skill/understanding/lives.py and skill/judging/lifeline.py read, with an example each
+# (the library case named beside it shows it; tests/test_lives.py checks each example's fate).
+LIVES = """
+## The run's lives and its fate
+
+A status says what state the run is in; the **fate** (`fate` in the diagnosis, additive in v2) says which of its lives
+it is in and what happened to the earlier ones. The lives are read from the data (`skill/understanding/lives.py`):
+
+- **Attempts** are split at the JobSet's restarts: the restart Events (each occurrence of a folded Event), the
+  Restarting condition, and, where no restart was read, the pods' `jobset.sigs.k8s.io/restart-attempt` labels with
+  their creation times. A restart known only by `status.restarts` is counted, not placed.
+- **Per attempt**: when it began (the restart), the progress lines read in it (first, last, how many) and when the next
+  restart ended it. The programs are its pods' containers; a death is read from their statuses, their own last words
+  (`skill/understanding/death.py`) and the kernel's kills of their processes.
+
+The fate, from the last attempt and the status row that decided (`skill/judging/lifeline.py`):
+
+| fate | status | when | example |
+|---|---|---|---|
+| `recovered` | `healthy` | a failure ended an attempt, the JobSet (or the container) restarted, and the last attempt has stepped 5+ times over 15+ min since its last failure, to the end, with no pod waiting; the failure stays the verdict (what happened) and the diagnosis says when the run stepped again, the restarts and the work lost (downtime, steps redone after resuming from an earlier checkpoint) | case-272: "The run recovered: after 1 restart it stepped again from 02:09 (step 1000) and has stepped steadily for 1 h 38 min to the end of the data; about 13 min of work lost (9 min without steps, 100 steps redone)." |
+| `recovering` | `crashing` | the last attempt steps again after a restart, but not yet long enough to call it recovered | an export cut a few minutes after a restarted run's first step |
+| `waiting` | `stalled` | after the last restart (or failure) a replacement pod that never ran is Pending and the scheduler or autoscaler has refused it for 5+ min, with no step since: the run waits for capacity, it is not crash-looping (the verdict stays the first domino; the fixes of what it waits on are added) | case-284: a Spot reclaim, one restart, the replacement Pending for 24 min on a stockout: `spot_preemption`, stalled, waiting, with the capacity fixes |
+| `crashing` | `crashing` | the JobSet or a container restarts and the last attempt fails or starts as before | case-009: an HBM OOM restarted twice |
+| `failed` | `failed` | the JobSet failed, no restart is left, or a program died and nothing restarts it | case-282: the kernel killed a worker's `pathways_server` |
+| `completed` | `healthy` | the JobSet completed (its condition, `terminalState`, or its controller's `AllJobsCompleted` Event) | case-279: shutdown tracebacks after "training complete", exit 0 |
+| `running` | `healthy` | no failure is the verdict and the program steps to the end | case-277: a 403 every 5 min for 2 h while steps advance |
+| `starting` | `healthy` | every slice is ready less than 15 min before the end, before any step | a start-up exported before its first step |
+| `degraded` | `degraded` | the client lost a slice and progress continued | case-076: elastic training on one slice after host maintenance |
+| `stalled` | `stalled` | no progress and nothing exited, or pods pending with no restart or failure before | case-087: steps stopped 82 min before the end |
+
+## Whose line, whose death: the rules beside the impact table
+
+Each rule reads a documented format; each has a library example.
+
+| rule | what it reads | example |
+|---|---|---|
+| **Repetition is evidence** | a cause line whose wording (glog prefix, numbers, hex and ids masked) the same stream printed before, that occurrence survived by the impact table and steps between the two, is survived at its later occurrences unless a failure follows it within 180 s; "too soon to tell" is for a kind of line the run has not yet been seen to survive (`skill/judging/survival.py`) | case-278: an eval hook's KeyError traceback every 250 steps, the last one just before the end: healthy |
+| **Whose death matters** | a program's death (glog F, a signal page, `Fatal Python error`, an uncaught exception) the stepping program went on past (3 progress lines over 30 s in its own container; over the 15-min stall window from another container) is a helper's: an observation, with its container's exit, restart and back-off within 10 min; a Pathways server's death (pathways-worker, -rm, -proxy) is never judged so | case-275: a data-loader worker's segfault page, then 1 h of steps: healthy, running |
+| **After the end** | CPython's report of an exception it ignored (`Exception ignored in: ...`, sys.unraisablehook, Python/errors.c; e.g. `ImportError: sys.meta_path is None, Python is likely shutting down`) is never raised into the program: neither a death nor a cause; a line whose container later ended with exit code 0 (its Pod status) and nothing failed after it is survived | case-279, case-280: healthy, completed |
+| **Kills tie by process** | the kernel's OOM kill (`Memory cgroup out of memory: Killed process <pid> (<comm>)`, mm/oom_kill.c; node-problem-detector's `OOMKilling`) of a Pathways server (`pathways*`, `proxy_server`) anywhere in the data, or of `server` / `python` on a node of the JobSet, is the workload's process's death, whether or not the export ties that node to a pod | case-281 (logs only), case-283 (Events only) |
+| **Death by place and phase** | before `unknown_failure`, a death no signature names is read by which program died (client, sidecar, server), its innermost Python frame (CPython tracebacks, faulthandler pages; `site-packages` is a library, any other path the user's; JAX's runtime exceptions hide its frames), the phase (start-up, before the first step, stepping), the glog F line's source file and the exit code (`skill/judging/place.py`); a Pathways server's death with nothing else stays `unknown_failure` | case-286: a segfault in the user's extension while stepping: `user_code_error`; case-287: the client's XLA flag parser aborting before its first step: `user_code_error`, `libtpu_mismatch` open |
+"""
 
 
 IMPACT_DOC = ROOT / "docs" / "impact.md"

@@ -74,9 +74,24 @@ def test_a_line_the_program_stepped_past_before_failing_of_another_is_survived()
     assert judge(line(100, steps=(90, 95), damage=(108,), next_other=100.2))[:1] == ("linked",)
 
 
+def test_an_exception_the_interpreter_ignored_is_survived_even_with_nothing_after_it():
+    # CPython's "Exception ignored in: <function ... __del__>" report at shutdown: never raised into the program
+    from dataclasses import replace
+    verdict, row, why = judge(replace(line(100), ignored=True))
+    assert (verdict, row) == ("survived", "ignored by the interpreter") and "never raised" in why
+
+
+def test_a_line_whose_container_then_exited_0_is_survived_unless_something_failed_after():
+    from dataclasses import replace
+    verdict, row, _why = judge(replace(line(100, steps=(40, 50, 60)), exited_clean=True))
+    assert (verdict, row) == ("survived", "exited cleanly after it")
+    assert judge(replace(line(100, steps=(40, 50, 60), damage=(130,)), exited_clean=True))[:1] == ("linked",)
+
+
 def test_every_row_is_tested():
     names = {r.name for r in ROWS}
-    assert names == {"never ran", "a failure just before", "went on to fail of something else", "finished after it",
+    assert names == {"ignored by the interpreter", "never ran", "a failure just before",
+                     "went on to fail of something else", "finished after it", "exited cleanly after it",
                      "ran on after it", "otherwise"}
 
 

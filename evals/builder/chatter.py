@@ -56,24 +56,28 @@ class Chatter(Logs):
             return
         stream, tmpl = sc.PROGRESS_FORMATS[bg["progress"]]
         stop = min(x for x in (att.progress_stop, att.end, self.s.end, cl.runs[0].end) if x is not None)
-        t, step, every = att.ms["first_step"], 0, max(1, int(bg["log_every"]))
+        # background.resume: a later attempt restores the last checkpoint an earlier one saved and counts on from it
+        first = max((a.last_checkpoint for a in self.attempts[:att.n]), default=0) if bg["resume"] else 0
+        att.first_step_no = first
+        t, step, every = att.ms["first_step"], first, max(1, int(bg["log_every"]))
         total = bg["steps"] or 100000
         step_ns = bg["step_seconds"] * NS
         ckpt = bg["checkpoint_every"]
         while t < stop and step < total:
-            sec = (att.ms["first_step"] - att.ms["devices"]) / NS if step == 0 else bg["step_seconds"] * self.rng.uniform(0.97, 1.04)
+            sec = (att.ms["first_step"] - att.ms["devices"]) / NS if step == first else bg["step_seconds"] * self.rng.uniform(0.97, 1.04)
             if step % every == 0:
                 loss = 2.05 + 8.6 * math.exp(-step / 350) + self.rng.uniform(-0.03, 0.03)
-                text = tmpl.format(step=step, sec=sec, tflops=self.rng.uniform(181, 194) if step else 1.2,
-                                   tok=self.rng.uniform(5700, 6050) if step else 31.4, weights=65536, loss=loss,
+                text = tmpl.format(step=step, sec=sec, tflops=self.rng.uniform(181, 194) if step != first else 1.2,
+                                   tok=self.rng.uniform(5700, 6050) if step != first else 31.4, weights=65536, loss=loss,
                                    ts=glog_stamp(t), tid=cl.tid, gnorm=self.rng.uniform(0.2, 1.4), sps=1 / sec,
                                    total=total, lr=3e-4 * min(1, (step + 1) / 500), ms=sec * 1000)
                 self.cline(head, cl, t, stream, text)
-            if ckpt and step and step % ckpt == 0:
-                self.cline(head, cl, t + 2 * NS, "stderr", f"INFO:absl:Saved a checkpoint at step {step}.")
+            if ckpt and step and step != first and step % ckpt == 0:
+                if self.cline(head, cl, t + 2 * NS, "stderr", f"INFO:absl:Saved a checkpoint at step {step}."):
+                    att.last_checkpoint = step
             step += 1
-            t += int(step_ns * self.rng.uniform(0.97, 1.04)) if step > 1 else 0
-            if step == 1:
+            t += int(step_ns * self.rng.uniform(0.97, 1.04)) if step > first + 1 else 0
+            if step == first + 1:
                 t += int(step_ns)
         if bg["steps"] and step >= total and t < stop:
             run = cl.runs[-1]

@@ -100,7 +100,7 @@ class Incident(Logs):
         att = self.attempts[pod.ref.attempt]
         if "first_step" not in att.ms:
             return 0
-        return max(0, int((t - att.ms["first_step"]) / (self.s.background["step_seconds"] * NS)))
+        return att.first_step_no + max(0, int((t - att.ms["first_step"]) / (self.s.background["step_seconds"] * NS)))
 
     def item_node_log(self, it: Item) -> None:
         node = self.node_ref(it.spec["node"], it.at)

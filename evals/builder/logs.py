@@ -116,6 +116,9 @@ class Logs(World):
         c = pod.ctr(container)
         if not self.s.sources["container_logs"] or (c is not None and c.hidden):
             return ""
+        only = self.s.sources["containers"]
+        if only is not None and container not in only and (c is None or c.key not in only):
+            return ""
         sev = severity or ("INFO" if stream == "stdout" else "ERROR")
         payload = ("textPayload", text) if json_payload is None else ("jsonPayload", json_payload)
         return self.entry(ts, stream, self.res_pod(pod, container), self.container_labels(pod), sev, payload)

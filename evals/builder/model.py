@@ -107,6 +107,8 @@ class Attempt:
     blocked: set[str] = field(default_factory=set)
     progress_stop: int | None = None
     workers_created: bool = False
+    first_step_no: int = 0  # the step number its first step line prints (background.resume)
+    last_checkpoint: int = 0  # the last step whose "Saved a checkpoint" line it printed
 
 
 @dataclass

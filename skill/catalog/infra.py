@@ -235,7 +235,10 @@ SPOT_PREEMPTION = FailureClass(
                 example='pod node selector cloud.google.com/gke-spot=true'),
     ),
     explanation="The Spot VM {{ node }} was reclaimed by Compute Engine; its workers died{% if timed_out and restarted %} and the job's timeouts and restarts followed{% elif timed_out %} and the job's timeouts followed{% elif restarted %} and the job restarted{% endif %}.",
-    explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted"),
+    # Compute Engine reclaims Spot VMs when it needs the capacity back ("Compute Engine might preempt Spot VMs to reclaim
+    # capacity", https://cloud.google.com/compute/docs/instances/spot): the replacement then waits on the same shortage,
+    # so a stockout after a reclaim is its consequence (issue 41: the run waits, the reclaim is what happened).
+    explains=_RUNTIME_SYMPTOMS + ("node_lost", "host_oom", "head_pod_evicted", "tpu_capacity_unavailable"),
     lookalikes=("host_maintenance", "node_lost"),
     fixes=(
         Fix("List recent preemptions in the project.", "gcloud logging read 'log_id(\"cloudaudit.googleapis.com/system_event\") AND protoPayload.methodName=\"compute.instances.preempted\"' --project={{ project }} --freshness=1d --limit=20", "read-only"),

@@ -142,6 +142,15 @@ SYMPTOMS = (
         # at the start of the line). It is death only where the stream shows it: the program printed no progress
         # after it and its output ends with it, so the matcher never reads this pattern alone (no source);
         # skill.understanding.death applies it to the streams.
+        # The kernel's OOM killer ending a process of the workload (mm/oom_kill.c prints "Killed process <pid>
+        # (<comm>)", comm being the binary's name cut to 15 characters): a Pathways server (the images' binaries
+        # server and proxy_server, in any build's name pathways_*), or the JAX client's or sidecar's python on a node
+        # of the JobSet. The process's death whether or not the export ties the node to a pod (issue 41), so the
+        # matcher never reads this pattern alone (no source): skill.understanding.death applies it to the kill lines.
+        Pattern(r"(?:Memory cgroup out of memory|Out of memory): Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.8, (),
+                entities=("Node",), id="killed",
+                origin="https://github.com/docker/for-linux/issues/1001",
+                example="Memory cgroup out of memory: Killed process 15617 (python3) total-vm:11892kB, anon-rss:4292kB"),
         Pattern(EXCEPTION_LINE, 0.8, (), entities=("Pod", "Container"), id="uncaught",
                 origin='recording:b26-upload-error-then-eval-shape',
                 example="TypeError: dot_general requires contracting dimensions to have the same shape, got (768,) "

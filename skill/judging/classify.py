@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
+from ..understanding.death import workload_process
 from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS
 from .fatal import secs, stalled_then_failed, unknown_root
 from ..understanding.model import NO_LAUNCH, Workload
 from ..reading.names import first_bucket
 from ..reading.records import rm_address
-from ..understanding.status import STALL_WINDOW_NS, STUCK_PENDING_NS, Run, decide
+from ..understanding.status import STUCK_PENDING_NS, decide
 from ..understanding.signals import Signal
+from .lifeline import Fate, fate_of
+from .runstate import activity, refusals, run_of, running_at_end, status_of  # noqa: F401 (re-exported)
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
 from .series import series_stall
-from .survival import TOO_SOON_CONFIDENCE, after_last_life, survival, too_soon_after
+from .survival import TOO_SOON_CONFIDENCE, after_last_life, death_class, deaths_survived, survival, too_soon_after
 
 NS = 1_000_000_000
 FAILURE_SYMPTOMS = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
@@ -36,6 +40,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     too_soon: str | None = None  # the data ends before the run is seen dying or going on after its cause (why, in words)
+    fate: Fate | None = None  # what happened to the run: its lives and its state at the end (skill.judging.lifeline)
 
 
 @dataclass
@@ -82,6 +87,7 @@ def _on_the_head_node(model: Workload, s: Signal) -> bool | None:
     node = _node(s) or s.groups.get("node")
     return None if not head else node == head or bool(node and node in s.record.text and head in s.record.text)
 KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
+KILL_COMM = re.compile(r"Kill(?:ed)? process \d+ \(([^)]+)\)")
 
 
 def _node(s: Signal) -> str | None:
@@ -93,6 +99,9 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
     log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
     node = _node(s)
+    comm = s.groups.get("comm") or (m.group(1) if (m := KILL_COMM.search(s.record.text)) else "")
+    if comm and workload_process(model, comm, node):
+        return True  # a Pathways server or the JAX client named in the kill: the workload's process (issue 41)
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
         return None
@@ -253,24 +262,6 @@ def absence_context(model: Workload, cls: FailureClass) -> RuleContext:
 
 
 
-def activity(model: Workload) -> list[int]:
-    """When the program was seen running: the client's progress lines and the workers' program-launch reports.
-
-    Both are read as capped samples of the newest lines, so the list starts with the earliest full "n/n slices ready"
-    line when there is one: programs run only after it, and it is always read whole."""
-    act = model.running_times()
-    ready = [s.ts for s in model.ready_slices()]
-    if act and ready and min(ready) < act[0]:
-        act.insert(0, min(ready))
-    return act
-
-
-def running_at_end(model: Workload, act: list[int], have: set[str]) -> bool:
-    """The JobSet did not fail and the program was still running at the end of the data."""
-    return (bool(act) and not model.condition("Failed") and "jobset_failed" not in have
-            and model.now - act[-1] <= STALL_WINDOW_NS)
-
-
 def _ran_long_after(act: list[int], ts: int) -> bool:
     after = [t for t in act if t > ts]
     return len(after) >= RECOVERED_LINES and after[-1] - ts >= RECOVERED_NS
@@ -291,13 +282,6 @@ def recovered(h: Hypo, act: list[int], failures: list[Signal]) -> bool:
     return not any(h.first_ts - CAUSE_LEAD_NS <= t <= last + CAUSE_LEAD_NS for s in failures for t in s.times)
 
 
-def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None) -> str:
-    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
-    (skill.understanding.status holds the table). `act`: activity(model), when the caller has it."""
-    act = activity(model) if act is None else act
-    return decide(Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms})))[0]
-
-
 def thresholds() -> list[tuple[str, str]]:
     """The classifier's knobs in words, for the generated references (one place states them: this module)."""
     out = [("candidate", f"a class needs evidence >= {CANDIDATE} to be a candidate (a signature below that only supports)"),
@@ -316,14 +300,25 @@ def thresholds() -> list[tuple[str, str]]:
     return out
 
 
+def _helpers(model: Workload, symptoms: list[Signal], failure_syms: list[Signal]
+             ) -> tuple[dict[str, str], list[Signal], list[Signal]]:
+    """The helpers' deaths the stepping program went past ({id: why}), the failures left, the symptoms the status reads."""
+    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"],
+                              [s for s in symptoms if s.target in FAILURE_SYMPTOMS])
+    return (helpers, [s for s in failure_syms if s.record.id not in helpers],
+            [s for s in symptoms if s.record.id not in helpers])
+
+
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
+    # a helper's death the stepping program went on past is not the run's (issue 41): an observation, not damage
+    helpers, failure_syms, lived = _helpers(model, symptoms, failure_syms)
     act = activity(model)
-    at_end = running_at_end(model, act, {s.target for s in symptoms})
+    at_end = running_at_end(model, act, {s.target for s in lived})
     damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
-    survived = survival(model, causes, damage)
+    survived = survival(model, causes, damage, symptoms)
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:
@@ -331,6 +326,8 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
             h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
             hypos[h.failure_class] = h
     observations = [o for o in observations if o.failure_class not in hypos]
+    observations += [Observation(death_class(d), 0.8, [d], why) for d in symptoms
+                     if d.target == "program_died" and (why := helpers.get(d.record.id))]
     notes: list[str] = []
     resolved: list[Hypo] = []
     cands = [h for h in hypos.values() if h.score >= CANDIDATE]
@@ -365,6 +362,10 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     demoted = resolved + [h for h in gone_past if h is not root]
     ranked = [root] + [Hypo(h.failure_class, round(h.score * (0.6 if h in demoted or explained(h, cands) else 1.0), 3), h.signals,
                             h.first_ts, h.detail, h.located, h.entity_kinds, h.spared) for h in others]
-    status = status_of(model, symptoms, root.failure_class, act)
+    run = run_of(model, lived, root.failure_class, act, causes)
+    status, row = decide(run)
+    fate = fate_of(run, status, row, root.first_ts)
+    if fate.state == "recovered":
+        too_soon = None  # the run is seen going on: the last attempt has stepped steadily since
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
-                   too_soon)
+                   too_soon, fate)

@@ -8,9 +8,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..catalog import STALL
+from ..catalog import STALL, UNKNOWN
+from . import place
 from .classify import Verdict, classify
-from ..understanding.death import uncaught
+from .place import by_place
+from ..understanding.death import killed, uncaught, workload_process
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
@@ -155,7 +157,8 @@ class Collector:
             kind = obj.get("kind")
             if kind == "Event":
                 io = obj.get("involvedObject") or {}
-                if io.get("kind") == "Node" and io.get("name") not in self.model.nodes:
+                if io.get("kind") == "Node" and io.get("name") not in self.model.nodes and not _kills_ours(
+                        self.model, obj):
                     continue
                 self.take(self._with_copies(record_from_event(obj)))
             elif kind == "Pod":
@@ -183,6 +186,13 @@ class Collector:
                 self.symptoms.append(sig)
 
 
+
+
+def _kills_ours(model: Workload, event: dict) -> bool:
+    """A Node Event that reports the kernel killing a Pathways server's process (by its name): the workload's, even on
+    a node the data does not tie to its pods."""
+    m = re.search(r"Kill(?:ed)? process \d+ \(([^)]+)\)", str(event.get("message") or ""))
+    return m is not None and workload_process(model, m.group(1), None)
 
 
 def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
@@ -244,6 +254,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col.causes += read_series(getattr(source, "metrics", None), model, now_ns)
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     col.symptoms += uncaught(model, col.symptoms)  # a program's death as its own output tells it
+    col.symptoms += killed(model, col.causes)  # ... and the kernel's OOM kill of one of its processes
     model.settings = path_settings(mine)
     verdict = classify(model, col.causes, col.symptoms)
     continued = _continued(verdict)
@@ -251,6 +262,8 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     q5 = _last_words_queries(scope, model, verdict)
     late = list(source.read(q4 + q5)) if q4 or q5 else []  # phases four and five: one read
     context = _context([p for p in late if p[0] in q4], continued) if q4 else ()
+    if verdict.failure_class == UNKNOWN and (placed := place.refine(model, verdict.root, context)) is not None:
+        verdict = by_place(verdict, *placed)  # a death no signature names, read by where and when it died
     words = _records([p for p in late if p[0] in q5]) if q5 else ()
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
                     time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4 + q5), context, words)

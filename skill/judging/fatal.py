@@ -61,6 +61,14 @@ def secs(ns: int) -> str:
     return f"{ns / NS:.0f}s" if ns >= NS else f"{ns / NS:.1f}s"
 
 
+def span(ns: int) -> str:
+    """A duration in words: 42s, 8 min, 3 h 5 min."""
+    if ns < 60 * NS:
+        return secs(ns)
+    minutes = round(ns / (60 * NS))
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+
+
 def first_fatal(symptoms: list[Signal]) -> list[Signal]:
     """The earliest fatal line (glog F, a signal page, a fatal severity, or any line a program died on: an uncaught
     exception that ended its output) and the error lines its process printed just before it."""

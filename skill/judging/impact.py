@@ -35,6 +35,8 @@ class Line:
     finished: int | None = None  # when the JobSet completed successfully (its Completed condition), if it did
     next_other: int | None = None  # the next line of the same program (container) that names another failure, if any
     own: bool = True  # printed by the program whose steps are read (its pod and container), not by another component
+    ignored: bool = False  # part of CPython's report of an exception it ignored ("Exception ignored in: ...")
+    exited_clean: bool = False  # the container that printed it later ended with exit code 0 (its Pod status)
 
     @property
     def ts(self) -> int:
@@ -106,6 +108,12 @@ def _went_on_why(line: Line) -> str:
 
 
 ROWS: tuple[Row, ...] = (
+    Row("survived", "ignored by the interpreter", "the line is part of CPython's report of an exception it ignored "
+        "(sys.unraisablehook's \"Exception ignored in: ...\", e.g. in a __del__ or at interpreter shutdown): the "
+        "exception was never raised into the program, which went on (or was already exiting)",
+        lambda line: line.ignored,
+        lambda line: "CPython reported it as an exception it ignored (\"Exception ignored in: ...\"): it was never "
+                     "raised into the program"),
     Row("linked", "never ran", "nothing shows the program running at any time (no step line): "
         "the line may be why it never started", lambda line: not line.activity),
     Row("linked", "a failure just before", f"a failure was seen up to {CAUSE_LEAD_NS // NS} s before the line: the "
@@ -117,6 +125,11 @@ ROWS: tuple[Row, ...] = (
     Row("survived", "finished after it", "the JobSet completed successfully after the line and nothing failed "
         f"before its wind-down (what completion stops, within {WIND_DOWN_NS // NS} s of it): the run did its work",
         _finished, _finished_why),
+    Row("survived", "exited cleanly after it", "the container that printed the line later ended with exit code 0 "
+        "(its Pod status: terminated, reason Completed) and nothing failed after the line: the program finished its "
+        "work", lambda line: line.exited_clean and line.next_damage is None,
+        lambda line: "the program that printed it exited 0 afterwards (its container terminated: Completed) and "
+                     "nothing failed after it"),
     Row("survived", "ran on after it", f"at least {RAN_ON_LINES} progress lines over {RAN_ON_NS // NS} s or "
         "more came after the line, before anything failed, when the stepping program printed it; over "
         f"{RAN_ON_ELSEWHERE_NS // NS // 60} min or more when another component did (a node, a console, another "

@@ -4,37 +4,140 @@ last sign of life, which a healthy verdict may not ignore. Survival is shown, ne
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 
-from ..catalog import ABSENCE_CLASSES
+from ..catalog import ABSENCE_CLASSES, UNKNOWN
+from ..catalog.places import SIDECAR
+from ..understanding.death import IGNORED
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
 from ..understanding.status import STALL_WINDOW_NS
 from ..understanding.signals import Signal
-from .fatal import secs
-from .impact import CAUSE_LEAD_NS, Line, judge
+from .fatal import secs, span
+from .impact import CAUSE_LEAD_NS, RAN_ON_ELSEWHERE_NS, RAN_ON_LINES, RAN_ON_NS, Line, judge
 from .ranking import Hypo
 
 NS = 1_000_000_000
+# The Pathways servers a run cannot live without (their containers in every launcher's layout: xpk, gcluster,
+# PathwaysJob, pathwaysutils): their death ends the run whatever the client prints after it.
+SERVERS = frozenset({"pathways-worker", "pathways-rm", "pathways-proxy"})
 TOO_SOON_CONFIDENCE = 0.7  # a cause among the last lines of the data, with nothing after it: it may yet be survived
 
 
-def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...]) -> Callable[[Signal], str | None]:
-    """A judge of cause lines: why the run survived one (the impact row's reason), or None when it is linked."""
+_VARIABLE = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(?:\.\d+)?")
+
+
+def wording(text: str) -> str:
+    """A line's wording with its glog prefix, numbers, hex and ids masked: the same failure on its next occurrence."""
+    return _VARIABLE.sub("#", GLOG.sub("", text.split("\n", 1)[0]))[:200].strip()
+
+
+def _stream(s: Signal) -> tuple:
+    r = s.record
+    return (r.source, r.pod, r.container) if r.source == "container" else (r.source, r.node or r.obj, r.log)
+
+
+IGNORED_WINDOW_NS = 5 * NS  # CPython writes an unraisable report (header, traceback, exception) at once
+
+
+def ignored_reports(symptoms: list[Signal]) -> dict[tuple, list[int]]:
+    """Per container stream, when CPython began a report of an exception it ignored (sys.unraisablehook's default
+    output, Python/errors.c: "Exception ignored in: <object>")."""
+    out: dict[tuple, list[int]] = {}
+    for s in symptoms:
+        if s.record.source == "container" and IGNORED.match(s.record.text):
+            out.setdefault((s.record.pod, s.record.container), []).append(s.ts)
+    return out
+
+
+def in_ignored_report(s: Signal, reports: dict[tuple, list[int]]) -> bool:
+    if IGNORED.match(s.record.text):
+        return True
+    return any(0 <= s.ts - t <= IGNORED_WINDOW_NS for t in reports.get((s.record.pod, s.record.container), ()))
+
+
+def _exited_clean(model: Workload, s: Signal) -> bool:
+    pod = model.pods.get(s.record.pod or "")
+    c = pod.containers.get(s.record.container or "") if pod else None
+    return bool(c and c.last_exit_code == 0 and not c.running and not c.waiting_reason)
+
+
+def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...],
+             symptoms: Sequence[Signal] = ()) -> Callable[[Signal], str | None]:
+    """A judge of cause lines: why the run survived one (the impact row's reason), or None when it is linked.
+
+    Repetition is evidence (issue 41): a line whose wording the same stream printed before, that occurrence survived
+    by the table and the program stepped between the two, is survived at its later occurrence too, unless a failure
+    follows it: "too soon to tell" is for a kind of line the run has not yet been seen to survive."""
     # Only the client's step lines show the run advancing past a line: the executors' periodic launch reports come from
     # every host, and one that still reports says nothing of a collective that another host never joined.
     steps = tuple(sorted({s.ts for s in model.progress}))
     done = model.condition("Completed") if model.terminal_state != "Failed" else None
-    finished = int(done["ts"]) if done and done.get("ts") else None
+    finished = int(done["ts"]) if done and done.get("ts") else (model.completed_event or None)
     later = later_other(causes)
     stepping = {(s.record.pod, s.record.container) for s in model.progress}  # the programs whose steps are read
 
-    def survived(s: Signal) -> str | None:
+    def by_table(s: Signal) -> str | None:
         own = s.record.source == "container" and (s.record.pod, s.record.container) in stepping
-        verdict, _row, why = judge(Line(s, steps, damage, finished, later.get(s.record.id), own))
+        line = Line(s, steps, damage, finished, later.get(s.record.id), own,
+                    s.record.source == "container" and in_ignored_report(s, reports), _exited_clean(model, s))
+        verdict, _row, why = judge(line)
         return why if verdict == "survived" else None
 
+    reports = ignored_reports(list(symptoms))
+    seen: dict[tuple, list[Signal]] = {}
+    for c in sorted(causes, key=lambda c: c.ts):
+        seen.setdefault((_stream(c), wording(c.record.text)), []).append(c)
+
+    def survived(s: Signal) -> str | None:
+        why = by_table(s)
+        if why is not None:
+            return why
+        if any(s.ts <= d <= s.ts + CAUSE_LEAD_NS for d in damage):
+            return None  # something failed right after it: this occurrence may be the one that hurt
+        same = seen.get((_stream(s), wording(s.record.text)), [])
+        before = [p for p in same if p.ts < s.ts]
+        stepped = [p for p in before if any(p.ts < t < s.ts for t in steps) and by_table(p) is not None]
+        if not stepped:
+            return None
+        return (f"the run has stepped past the same line before: {len(before)} earlier occurrence"
+                f"{'s' if len(before) != 1 else ''} of it (the first {span(s.ts - before[0].ts)} earlier), each "
+                "followed by progress, so this one is no new failure")
+
     return survived
+
+
+def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Signal] = ()) -> dict[str, str]:
+    """Whose death matters (issue 41): a program's death (its fatal last words) that the stepping program went on past
+    is a helper's (a data-loader subprocess, a sidecar), not the run's: {the death's id: why}. The death of a Pathways
+    server (worker, resource manager, proxy) is never judged here: the run cannot live without them. A death in the
+    stepping program's own container needs the table's "ran on" (3 progress lines over 30 s: the stepping process is
+    alive); a death in another container, that long of progress over the stall window (what it fed may run out)."""
+    steps = tuple(sorted({s.ts for s in model.progress}))
+    stepping = {(s.record.pod, s.record.container) for s in model.progress}
+    out: dict[str, str] = {}
+    for d in deaths:
+        r = d.record
+        if r.source != "container" or not r.container or r.container in SERVERS:
+            continue
+        own = (r.pod, r.container) in stepping
+        after = [t for t in steps if t > d.ts]
+        need = RAN_ON_NS if own else RAN_ON_ELSEWHERE_NS
+        if len(after) >= RAN_ON_LINES and after[-1] - d.ts >= need:
+            who = "a process in the stepping program's container" if own else f"the {r.container} container"
+            out[r.id] = (f"{who} died, and the stepping program went on past it: {len(after)} progress lines over "
+                         f"{span(after[-1] - d.ts)} after it, so it was not the run's death")
+    # ... and what its container's failure set off (its exit, its restart, its back-off), around that death
+    helpers = {(d.record.pod, d.record.container): d.ts for d in deaths if d.record.id in out}
+    for f in failures:
+        at = helpers.get((f.record.pod, f.record.container))
+        if at is not None and f.record.id not in out and any(at - HELPER_NS <= t <= at + HELPER_NS for t in f.times):
+            out[f.record.id] = out[next(d.record.id for d in deaths if d.ts == at and d.record.id in out)]
+    return out
+
+
+HELPER_NS = 10 * 60 * NS  # a helper container's exit, restart and back-off come within this of its death
 
 
 def later_other(causes: list[Signal]) -> dict[str, int]:
@@ -110,3 +213,9 @@ def too_soon_after(model: Workload, root: Hypo, damage: tuple[int, ...]) -> str 
     return (f"Too soon to tell whether the run recovers: the data ends {secs(gap)} after its last line of this cause, "
             "and nothing after it shows the run failing or going on (no later failure, progress, or completion); "
             "export a later window, or read the pods' status, to see which.")
+
+
+def death_class(death: Signal) -> str:
+    """The class a helper's death would point to had it hurt the run: a colocated Python sidecar's is that class."""
+    c = death.record.container or ""
+    return SIDECAR if "colocated" in c or "sidecar" in c else UNKNOWN

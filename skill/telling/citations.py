@@ -44,7 +44,7 @@ def _first_host(root: Hypo, cited: list[Signal]) -> list[Signal]:
         same = [s for s in root.strong_signals if s.pattern.sid == first.pattern.sid and pod_of(s)
                 and 0 <= s.ts - first.ts <= SAME_MOMENT_NS]
         if same:
-            out.append(min(same, key=lambda s: (ordinal(s), s.ts)))
+            out.append(min(same, key=lambda s: (ordinal(s), s.ts, s.record.id)))
     return out
 
 
@@ -64,7 +64,7 @@ def primary(root: Hypo) -> list[Signal]:
               and is_head_pod(s.record.pod) and s.record.container not in PATHWAYS_CONTAINERS
               and (s.pattern.sid in signatures or 0 <= s.ts - first <= CLIENT_ECHO_NS)]
     # ... the first time, and the latest time if the head pod was recreated since (the pod one can still inspect)
-    client.sort(key=lambda s: s.ts)
+    client.sort(key=lambda s: (s.ts, s.record.id))
     picked = client[:1]
     if client and client[-1].record.pod != client[0].record.pod:
         picked.append(client[-1])
@@ -92,20 +92,20 @@ def latest_attempt(root: Hypo) -> list[Signal]:
             groups.setdefault((s.pattern.sid, is_head_pod(pod_of(s))), []).append(s)
     out = []
     for sigs in groups.values():
-        first, last = min(sigs, key=lambda s: s.ts), max(sigs, key=lambda s: s.ts)
+        first, last = min(sigs, key=lambda s: (s.ts, s.record.id)), max(sigs, key=lambda s: (s.ts, s.record.id))
         # where the final burst began (the same failure on several hosts of the last attempt): its first line
         last = min((s for s in sigs if last.ts - s.ts <= BURST_NS), key=lambda s: (s.ts, s.record.id))
         if last is not first and (pod_of(last) != pod_of(first) or last.ts - first.ts > RESTART_GAP_NS):
             out.append(last)
-    return sorted(out, key=lambda s: s.ts)[-MAX_LATEST:]
+    return sorted(out, key=lambda s: (s.ts, s.record.id))[-MAX_LATEST:]
 
 
 def diverse(signals: list[Signal]) -> list[Signal]:
     """The earliest signal of each distinct signature, strongest signatures first: proof of every kind, not 6 alike."""
     firsts: dict[str, Signal] = {}
-    for s in sorted(signals, key=lambda s: s.ts):
+    for s in sorted(signals, key=lambda s: (s.ts, s.record.id)):
         firsts.setdefault(s.pattern.sid, s)
-    return sorted(firsts.values(), key=lambda s: (-s.weight, s.ts))
+    return sorted(firsts.values(), key=lambda s: (-s.weight, s.ts, s.record.id))
 
 
 def _raised(root: Hypo, cited: list[str]) -> list[Signal]:
@@ -121,7 +121,7 @@ def _raised(root: Hypo, cited: list[str]) -> list[Signal]:
                  and (s.record.pod, s.record.container) == (line.record.pod, line.record.container)
                  and 0 <= s.ts - line.ts <= 60 * 1_000_000_000 and EXCEPTION.match(said_line(s.record.text))]
         # the first two: a structured logger's record (exc_info) and Python's own traceback often both print it
-        out += sorted({s.record.id: s for s in later}.values(), key=lambda s: s.ts)[:2]
+        out += sorted({s.record.id: s for s in later}.values(), key=lambda s: (s.ts, s.record.id))[:2]
     return out
 
 
@@ -138,7 +138,7 @@ def _frames_of(root: Hypo, cited: list[str]) -> list[Signal]:
         near = [f for f in frames if (f.record.pod, f.record.container) == (line.record.pod, line.record.container)
                 and 0 <= line.ts - f.ts <= SAME_MOMENT_NS]
         if near:
-            out.append(max(near, key=lambda f: f.ts))
+            out.append(max(near, key=lambda f: (f.ts, f.record.id)))
     return out
 
 
@@ -152,7 +152,7 @@ def _support(root: Hypo) -> list[Signal]:
 
     near = [s for s in root.signals if s.pattern.support
             and (s.record.source == "object" or abs(s.ts - root.first_ts) <= SUPPORT_WINDOW_NS or precursor(s))]
-    firsts = sorted(diverse(near), key=lambda s: s.ts)[:MAX_SUPPORT]
+    firsts = sorted(diverse(near), key=lambda s: (s.ts, s.record.id))[:MAX_SUPPORT]
     return firsts + [x for s in firsts if (x := _latest_of_kind(root, s, near)) is not s]
 
 
@@ -165,16 +165,16 @@ def _latest_of_kind(root: Hypo, first: Signal, near: list[Signal]) -> Signal:
         return first
     latest = max(s.ts for s in same)
     moment = [s for s in same if latest - s.ts <= SAME_MOMENT_NS]
-    return min(moment, key=lambda s: (worker_ordinal(pod_of(s) or "") or (99, 99), s.ts))
+    return min(moment, key=lambda s: (worker_ordinal(pod_of(s) or "") or (99, 99), s.ts, s.record.id))
 
 
 def failure_symptoms(symptoms: list[Signal]) -> list[Signal]:
     """The first signal of each failure symptom (the JobSet failing, a container exiting ...)."""
     firsts: dict[str, Signal] = {}
-    for s in sorted(symptoms, key=lambda s: s.ts):
+    for s in sorted(symptoms, key=lambda s: (s.ts, s.record.id)):
         if s.weight >= 0.4 and s.target != "error_line":
             firsts.setdefault(s.target, s)
-    return sorted(firsts.values(), key=lambda s: s.ts)
+    return sorted(firsts.values(), key=lambda s: (s.ts, s.record.id))
 
 
 def said_line(text: str) -> str:

@@ -11,9 +11,10 @@ import jinja2
 from ..catalog import BY_ID
 from ..catalog.release import RELEASE
 from ..catalog.types import Text
-from ..diagnosis import (Budget, Diagnosis, Fix, Hypothesis, Observation, Risk, RootCause, Status,
+from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, FateState, Fix, Hypothesis, Observation, Risk, RootCause, Status,
                         Workload as WorkloadOut)
 from ..judging.classify import Verdict
+from ..judging.place import PLACE_NOTE
 from ..judging.engine import Analysis
 from ..judging.matrix import Finding, findings
 from ..judging.next_checks import next_checks
@@ -99,6 +100,45 @@ def rival_sentence(v: Verdict) -> str:
             f"and is not the verdict because {why}{lowered}.")
 
 
+def _fate_word(v: Verdict) -> str:
+    """The fate beside the status where it says more: ", recovered", ", waiting", ", recovering"."""
+    return f", {v.fate.state}" if v.fate and v.fate.sentence else ""
+
+
+def fate_out(v: Verdict) -> Fate | None:
+    """The run's lives and its state at the end, as the contract writes them."""
+    f = v.fate
+    if f is None:
+        return None
+    ts = lambda ns: format_ns(ns) or None if ns else None  # noqa: E731
+    sec = lambda ns: round(ns / 1e9, 1) if ns is not None else None  # noqa: E731
+    attempts = [Attempt(index=a.index, started=ts(a.start), ended=ts(a.end or 0), first_step=ts(a.steps[0].ts) if
+                        a.steps else None, last_step=ts(a.steps[-1].ts) if a.steps else None, steps_read=len(a.steps))
+                for a in f.attempts]
+    return Fate(state=cast(FateState, f.state), summary=f.sentence, restarts=f.restarts, attempts=attempts,
+                recovered_at=ts(f.recovered_at or 0), waiting_since=ts(f.waiting_since or 0),
+                downtime_seconds=sec(f.downtime_ns), steps_redone=f.steps_redone, work_lost_seconds=sec(f.work_lost_ns),
+                evidence=[r.id for r in f.marks])
+
+
+def _waiting_fixes(v: Verdict, ctx: dict[str, str], have: set[str]) -> list[Fix]:
+    """The fixes of the scheduling-phase class the replacement waits on (its lines are ranked after the verdict)."""
+    out = []
+    for h in v.ranked[1:]:
+        cls = BY_ID[h.failure_class]
+        if cls.phase not in ("scheduling", "admission") or not h.signals:
+            continue
+        for f in cls.fixes:
+            try:
+                fix = Fix(summary=_fill(f.summary, ctx), command=_render(f.command, ctx), risk=cast(Risk, f.risk))
+            except jinja2.UndefinedError:
+                continue  # a template that needs what only its own verdict fills
+            if fix.summary not in have:
+                out.append(fix)
+        break
+    return out
+
+
 def _before_changes(fixes: list[Fix], summary: str) -> None:
     """A workload fix in words, after the read-only steps and before the fixes that change something."""
     at = next((i for i, f in enumerate(fixes) if f.risk != "read-only"), len(fixes))
@@ -118,10 +158,16 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     cited = [s.record for _rule, s in cite(m, v, a.context, story=told_)]
     ctx["story"] = silence.sentence(told_) if told_ else ""
     evidence = {r.id: evidence_item(r, m.project) for r in cited}
+    for r in v.fate.marks if v.fate else []:  # what shows the restarts, the recovery or the wait
+        evidence.setdefault(r.id, evidence_item(r, m.project))
     matched = matched_ids(v.root)
     explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    if place := next((n[len(PLACE_NOTE):] for n in v.notes if n.startswith(PLACE_NOTE)), None):
+        explanation += f" No signature names this death; read by where and when it happened: {place}."
     if v.too_soon:
         explanation += " " + v.too_soon
+    if v.fate and v.fate.sentence:
+        explanation += " " + v.fate.sentence
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
     if rival := rival_sentence(v):
         explanation += " " + rival
@@ -137,6 +183,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         hypotheses[0].evidence = list(dict.fromkeys(hypotheses[0].evidence + story))[:5 + len(story)]
     fixes = [Fix(summary=_fill(f.summary, ctx), command=_render(f.command, ctx), risk=cast(Risk, f.risk))
              for f in cls.fixes if f.applies(matched)]
+    if v.fate and v.fate.state == "waiting":  # what it waits on has fixes of its own (capacity, quota, placement)
+        fixes += _waiting_fixes(v, ctx, {f.summary for f in fixes})
     texts = [r.text for r in cited] + [r.text for r in a.context]
     if cls.fixed_in_workload and (pointer := sentence(named(texts), m.settings)):
         if was := doing(a.context)[:1]:  # what the program was doing when it raised
@@ -149,11 +197,11 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         workload=WorkloadOut(jobset=m.jobset, namespace=m.namespace, cluster=m.cluster, project=m.project,
                              location=m.location),
         status=cast(Status, v.status), failure_class=v.failure_class, confidence=v.confidence,
-        summary=f"{cls.title} ({v.status}). {explanation}",
+        summary=f"{cls.title} ({v.status}{_fate_word(v)}). {explanation}",
         root_cause=RootCause(component=cls.component, entities=ents, explanation=explanation),
         hypotheses=hypotheses, evidence=list(evidence.values()), timeline=timeline(m, v.root, v.symptoms, told_), fix=fixes,
         data_gaps=data_gaps(a), sufficiency=sufficiency(m, v), observations=observations(v, matrix),
-        next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)),
+        next_checks=next_checks(v, ctx, lambda t, c: _render(t, c)), fate=fate_out(v),
         budget=Budget(logging_requests=stats.logging_requests if logging_requests is None else logging_requests,
                       entries_read=stats.entries_read, entries_skipped=stats.entries_skipped, seconds=round(a.seconds, 3)),
     )

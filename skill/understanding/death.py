@@ -18,10 +18,17 @@ from .signals import Signal
 
 NS = 1_000_000_000
 OUTPUT_ENDS_NS = 60 * NS  # the program's output ends with the line: nothing of its stream this long after it
-RAN_ON_NS = 120 * NS  # ... and the run (steps, program launches) was not seen running this long after it
+RAN_ON_NS = 120 * NS
+IGNORED = re.compile(r"^Exception ignored (?:in|on|while)\b")  # Python/errors.c, the unraisable hook's header
+IGNORED_NS = 5 * NS  # the report is written at once: its exception line follows the header within this  # ... and the run (steps, program launches) was not seen running this long after it
 
 _DIED = next(s for s in SYMPTOMS if s.id == "program_died")
 UNCAUGHT = next(p for p in _DIED.patterns if p.id == "uncaught")
+KILLED = next(p for p in _DIED.patterns if p.id == "killed")
+_KILL = re.compile(KILLED.regex)
+# A Pathways server's process anywhere (the images' binaries, kernel comm names); python only on a node of the JobSet
+PATHWAYS_PROCESS = re.compile(r"^(?:pathways[\w.-]*|proxy_server)$")
+JOBSET_NODE_PROCESS = re.compile(r"^(?:server|python[\d.]*)$")
 _EXCEPTION = re.compile("(?m)" + UNCAUGHT.regex)
 
 
@@ -32,6 +39,12 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
     for p in model.progress:
         key = (p.record.pod, p.record.container)
         stepped[key] = max(stepped.get(key, 0), p.ts)
+    # CPython's report of an exception it ignored ("Exception ignored in: ...", sys.unraisablehook; in a __del__ or at
+    # interpreter shutdown) ends in the same "<type>: <value>" line, but the exception was never raised: no death
+    ignored: dict[tuple, list[int]] = {}
+    for s in symptoms:
+        if s.record.source == "container" and IGNORED.match(s.record.text):
+            ignored.setdefault((s.record.pod, s.record.container), []).append(s.ts)
     last: dict[tuple[str, str], Signal] = {}
     for s in symptoms:
         r = s.record
@@ -42,6 +55,8 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
             continue
         if _EXCEPTION.search(r.text) is None:
             continue
+        if IGNORED.match(r.text) or any(0 <= s.ts - t <= IGNORED_NS for t in ignored.get(key, ())):
+            continue  # never raised: not what ended the program
         last[key] = s
     running = model.running_times()
     out = []
@@ -53,3 +68,27 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
         m = _EXCEPTION.search(s.record.text)
         out.append(Signal("symptom", _DIED.id, UNCAUGHT, s.record, {"exception": m.group(0) if m else ""}))
     return sorted(out, key=lambda s: s.ts)
+
+
+def workload_process(model: Workload, comm: str, node: str | None) -> bool:
+    """The kernel killed a process of this workload: a Pathways server's by its binary's name, anywhere in the data;
+    the JAX client's or a server's on a node the JobSet's pods ran on."""
+    comm = comm.strip()
+    return bool(PATHWAYS_PROCESS.match(comm)) or (bool(JOBSET_NODE_PROCESS.match(comm)) and node in model.nodes)
+
+
+def killed(model: Workload, lines: list[Signal]) -> list[Signal]:
+    """The kernel's OOM kills of the workload's processes, each a program's death (its pid once): the kill as the
+    serial console, the kernel log or node-problem-detector's OOMKilling Event tells it."""
+    out: dict[tuple, Signal] = {}
+    for s in sorted(lines, key=lambda s: (s.ts, s.record.id)):  # the earliest report of each kill, whatever the order read
+        m = _KILL.search(s.record.text)
+        if m is None:
+            continue
+        node = s.record.node or (s.record.obj if s.record.kind == "Node" else None)
+        if not workload_process(model, m.group("comm"), node):
+            continue
+        pid = re.search(r"process (\d+)", m.group(0))
+        out.setdefault((node, pid.group(1) if pid else m.group(0)),
+                       Signal("symptom", _DIED.id, KILLED, s.record, {"comm": m.group("comm")}))
+    return sorted(out.values(), key=lambda s: s.ts)

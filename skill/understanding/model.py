@@ -89,6 +89,9 @@ class Workload:
     jobset_restarts: int = 0
     max_restarts: int | None = None
     terminal_state: str | None = None  # JobSet status.terminalState: Completed | Failed, once it ended
+    # when an Event said the JobSet completed (the controller's AllJobsCompleted, "jobset completed successfully":
+    # kubernetes-sigs/jobset pkg/constants/constants.go), for an export without the JobSet object
+    completed_event: int = 0
     suspended: bool = False  # spec.suspend, or condition Suspended=True (Kueue has not admitted it)
     queue_name: str | None = None  # the Kueue LocalQueue the JobSet is submitted to (its kueue.x-k8s.io/queue-name label)
     num_slices: int | None = None
@@ -244,6 +247,8 @@ class Workload:
             elif rec.reason == "Scheduled" and not info.node:
                 m = re.search(r" to (\S+)$", rec.text)
                 info.node = m.group(1) if m else None
+        if rec.source == "event" and rec.kind == "JobSet" and rec.reason == "AllJobsCompleted":
+            self.completed_event = max(self.completed_event, rec.ts)
         for key in ("cluster", "project", "location", "namespace"):
             if getattr(self, key) is None and getattr(rec, key):
                 setattr(self, key, getattr(rec, key))

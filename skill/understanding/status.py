@@ -5,9 +5,10 @@ events and logs. The first row that holds decides. docs/status-model.md is gener
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..catalog import BY_ID, CLASSES, HEALTHY
+from ..catalog import BY_ID, CLASSES, HEALTHY, SYMPTOMS
+from .lives import lives, stepping_since
 from .model import PodInfo, Workload
 from .signals import Signal
 
@@ -16,6 +17,7 @@ NS = 1_000_000_000
 # steps may still be compiling.
 STALL_WINDOW_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 STUCK_PENDING_NS = 5 * 60 * NS
+FAILURES = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 EXITED = frozenset({"container_failed", "job_failed", "program_died"})  # a program's end, by its status or its own logs  # unschedulable this long after the last restart, to the end: stalled
 
 
@@ -28,6 +30,9 @@ class Run:
     root: str
     activity: list[int]
     running_at_end: bool
+    # what refused the run's pods a place: scheduler refusals and the lines of scheduling-phase classes (a failed
+    # scale-up, a stockout, quota), by time
+    refusals: list[Signal] = field(default_factory=list)
 
     @property
     def have(self) -> set[str]:
@@ -50,7 +55,8 @@ def _failed(r: Run) -> bool:
 
 
 def _completed(r: Run) -> bool:
-    return bool(r.model.condition("Completed")) or r.model.terminal_state == "Completed"
+    return (bool(r.model.condition("Completed")) or r.model.terminal_state == "Completed"
+            or (bool(r.model.completed_event) and not r.model.condition("Failed") and "jobset_failed" not in r.have))
 
 
 def _restarts_exhausted(r: Run) -> bool:
@@ -94,6 +100,42 @@ def _containers_restarting(r: Run) -> bool:
     return "container_failed" in r.have and _anything_restarting(r.model)
 
 
+def damage_times(symptoms: list[Signal]) -> list[int]:
+    """When something failed: every occurrence of a failure symptom (a container failed, a restart, a death ...)."""
+    return sorted(t for s in symptoms if s.target in FAILURES for t in (s.times or [s.ts]))
+
+
+def recovered_since(r: Run) -> int | None:
+    """The run restarted after a failure and its last attempt has stepped steadily since, up to the end: when it began
+    stepping again. None when it has not (yet) recovered."""
+    if r.root == HEALTHY or not r.running_at_end or _failed(r):
+        return None
+    lv = lives(r.model, r.symptoms)
+    if not lv.restarts and not _anything_restarting(r.model):
+        return None  # no new attempt: a run that stepped on past a failure is judged by the rows below
+    if any(not p.ran for p in pending_pods(r.model)):
+        return None
+    return stepping_since(lv.last, r.model, damage_times(r.symptoms))
+
+
+def waiting_since(r: Run) -> int | None:
+    """After a restart (or a failure), a replacement pod that never ran waits for a place while the scheduler or the
+    autoscaler refuses it, for STUCK_PENDING_NS or more up to the end, and nothing stepped since: when the first
+    refusal came. None otherwise."""
+    lv = lives(r.model, r.symptoms)
+    damage = damage_times(r.symptoms)
+    since = lv.timed_restarts[-1] if lv.timed_restarts else (damage[-1] if lv.restarts or damage else None)
+    if since is None or lv.last.steps and lv.last.steps[-1].ts > since:
+        return None
+    if not any(not p.ran for p in pending_pods(r.model)):
+        return None
+    first = [min(s.times or [s.ts]) for s in r.refusals if max(s.times or [s.ts]) >= since]
+    first = [max(t, since) for t in first]
+    if not first or r.model.now - min(first) < STUCK_PENDING_NS:
+        return None
+    return min(first)
+
+
 def _pending(r: Run) -> bool:
     pending = [p for p in r.model.pods.values() if p.phase == "Pending" or (p.phase is None and not p.ran)]
     return bool(BY_ID[r.root].status_when_root) or (bool(pending) and r.root != HEALTHY)
@@ -116,11 +158,17 @@ def _degraded(r: Run) -> bool:
 ROWS: tuple[Row, ...] = (
     Row("failed", "JobSet failed", "the JobSet has condition Failed=True or `status.terminalState: Failed`, or an event "
         "says it failed (ReachedMaxRestarts, FailedJobs, a failure-policy action)", _failed),
-    Row("healthy", "JobSet completed", "condition Completed=True or `status.terminalState: Completed`", _completed),
+    Row("healthy", "JobSet completed", "condition Completed=True or `status.terminalState: Completed`, or (without the "
+        "JobSet object) its controller's `AllJobsCompleted` Event", _completed),
     Row("failed", "no restart left", "`status.restarts` has reached `spec.failurePolicy.maxRestarts`, a Job or pod failed "
         "since the last restart, and no container runs again or waits to be restarted", _restarts_exhausted),
     Row("stalled", "suspended", "the JobSet is suspended (`spec.suspend`, or condition Suspended=True): Kueue has not "
         "admitted it", lambda r: r.model.suspended),
+    Row("healthy", "recovered after a restart", "a failure ended an attempt, the JobSet (or the container) restarted, "
+        "and the last attempt has stepped steadily since its last failure (5 or more progress lines over 15 min or "
+        "more, the latest within the stall window), with no pod left waiting: the run recovered; the failure stays "
+        "the verdict as what happened, and the diagnosis says when it recovered and what it lost",
+        lambda r: recovered_since(r) is not None),
     Row("healthy", "ran on after recovered faults", "no failure is the verdict and the program was running at the end "
         "(progress or program launches within the stall window)", lambda r: r.root == HEALTHY and r.running_at_end),
     Row("stalled", "replacement waits", "the root cause's class waits for a replacement (`stalled_while_pending`) and a "
@@ -129,6 +177,10 @@ ROWS: tuple[Row, ...] = (
         and bool(pending_pods(r.model))),
     Row("stalled", "unschedulable since the last restart", "a pod that never ran is still Pending and the scheduler "
         f"has refused pods for {STUCK_PENDING_NS // NS // 60} min since the last restart", _stuck_pending),
+    Row("stalled", "waiting for a place after a restart", "after the last restart (or failure) a replacement pod "
+        f"that never ran is Pending and the scheduler or autoscaler has refused it for {STUCK_PENDING_NS // NS // 60} "
+        "min or more (FailedScheduling, a failed scale-up, a stockout or quota), with no step since: the run waits "
+        "for capacity, it is not crash-looping", lambda r: waiting_since(r) is not None),
     Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0) or a "
         "container is in CrashLoopBackOff", _jobset_restarting),
     Row("crashing", "containers restarting", "a container failed and restarted, and runs again or waits to be restarted "

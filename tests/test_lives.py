@@ -1,0 +1,94 @@
+"""The run's lives and fate (issue 41): the examples docs/status-model.md names, and the rules beside the impact table,
+each where it can fail (a cut export, no Pod objects, one attempt, a recovery, a healthy control)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.judging.place import Death, library_of, rule
+from pathways_workload.skill.judging.survival import wording
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+# (case, class, status, fate): the examples the status-model doc gives
+EXAMPLES = [
+    ("case-272", "spot_preemption", "healthy", "recovered"),
+    ("case-284", "spot_preemption", "stalled", "waiting"),
+    ("case-009", "hbm_oom", "crashing", "crashing"),
+    ("case-282", "host_oom", "failed", "failed"),
+    ("case-279", "no_failure_detected", "healthy", "completed"),
+    ("case-277", "no_failure_detected", "healthy", "running"),
+    ("case-076", "host_maintenance", "degraded", "degraded"),
+    ("case-087", "workload_stalled", "stalled", "stalled"),
+    ("case-278", "no_failure_detected", "healthy", "running"),
+    ("case-275", "no_failure_detected", "healthy", "running"),
+    ("case-280", "no_failure_detected", "healthy", "completed"),
+    ("case-281", "host_oom", "crashing", "crashing"),
+    ("case-283", "host_oom", "failed", "failed"),
+    ("case-286", "user_code_error", "failed", "failed"),
+    ("case-287", "user_code_error", "failed", "failed"),
+]
+
+
+@pytest.mark.parametrize("case,cls,status,fate", EXAMPLES)
+def test_the_doc_examples(case, cls, status, fate):
+    d = diagnose_replay(FIXTURES / case)
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == (cls, status, fate)
+    assert str(case) in (FIXTURES.parent / "docs" / "status-model.md").read_text()
+
+
+def test_a_recovery_says_when_and_what_it_lost():
+    d = diagnose_replay(FIXTURES / "case-272")
+    f = d.fate
+    assert f and f.state == "recovered" and f.restarts == 1 and len(f.attempts) == 2
+    assert f.recovered_at and f.downtime_seconds and f.downtime_seconds > 0 and f.steps_redone == 100
+    assert "The run recovered: after 1 restart" in d.summary and "(healthy, recovered)" in d.summary
+    assert set(f.evidence) <= {e.id for e in d.evidence}  # every id the fate cites is an evidence item
+
+
+def test_waiting_adds_the_fixes_of_what_it_waits_on():
+    d = diagnose_replay(FIXTURES / "case-284")
+    assert d.fate and d.fate.waiting_since and "not crash-looping" in d.fate.summary
+    assert any("reservation" in f.summary.lower() for f in d.fix)
+
+
+def test_one_attempt_has_no_restart_and_no_recovery():
+    d = diagnose_replay(FIXTURES / "case-001")
+    assert d.fate and d.fate.state == "failed" and d.fate.restarts == 0 and len(d.fate.attempts) == 1
+
+
+def test_a_helper_death_is_an_observation():
+    d = diagnose_replay(FIXTURES / "case-275")
+    assert any("not the run's death" in o.why_not_cause for o in d.observations)
+
+
+def test_wording_masks_numbers_ids_and_the_glog_prefix():
+    a = "E1205 11:09:02.553077    7882 upload.py:80] upload of step 1200 to gs://b/x failed: 403 (req 0x7f3a9c)"
+    b = "E1205 11:14:07.100000    7882 upload.py:80] upload of step 1300 to gs://b/x failed: 403 (req 0x7f3b11)"
+    assert wording(a) == wording(b)
+    assert wording(a) != wording("E1205 11:14:07.100000    7882 upload.py:80] upload of step 1300 crashed")
+
+
+@pytest.mark.parametrize("death,expected", [
+    (Death("server", "stepping", None, None, None, 134), None),  # inside Pathways' own servers: stays unknown
+    (Death("sidecar", "stepping", ("/app/dec.py", "decode"), None, None, 139), ("colocated_python_failure", None)),
+    (Death("client", "stepping", ("/app/pack.py", "pack"), None, None, 139), ("user_code_error", None)),
+    (Death("client", "stepping", ("/usr/local/lib/python3.11/site-packages/orbax/x.py", "save"), "orbax", None, 1),
+     ("checkpoint_failure", "user_code_error")),
+    (Death("client", "before the first step", ("/site-packages/jax/_src/compiler.py", "compile_or_get_cached"), "jax",
+           None, 1), ("xla_compile_error", "user_code_error")),
+    (Death("client", "stepping", ("/app/train.py", "train_step"), "jax", None, 1), None),  # JAX's runtime mid-run
+    (Death("client", "start-up", None, None, "parse_flags_from_env.cc", 1), ("user_code_error", "libtpu_mismatch")),
+    (Death("client", "stepping", None, None, "tpu_program.cc", 134), None),
+])
+def test_place_and_phase_rules(death, expected):
+    assert rule(death) == expected
+
+
+def test_library_paths():
+    assert library_of("/usr/local/lib/python3.11/site-packages/orbax/checkpoint/a.py") == "orbax"
+    assert library_of("/usr/lib/python3.11/threading.py") == "threading"
+    assert library_of("/app/model/train.py") is None
