@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pathways_workload.skill.reading.records import format_ns
+from pathways_workload.skill.reading.records import format_ns, parse_ts
 from pathways_workload.skill.reading.sources.files import FileReport, iter_documents, list_files
 from pathways_workload.skill.reading.sources.metrics import Series, SeriesSet, is_series_doc
 
@@ -149,10 +149,11 @@ def main() -> int:
     if not series:
         raise SystemExit(f"{args.folder}: no time series (a Monitoring API timeSeries.list answer or a Prometheus "
                          "query_range result)")
+    end = format_ns(max(max(s.points[-1][0] for s in series), parse_ts(w.end)))  # the data ends with its last point
     return run(MonitoringFake(series, args.port), f"Cloud Monitoring fake ({len(series)} series, gRPC)",
-               f"PATHWAYS_WORKLOAD_MONITORING_ENDPOINT={{url}} pathways-workload diagnose --project {w.project} "
-               f"--location {w.location} --cluster {w.cluster} --jobset {w.jobset} --namespace {w.namespace} "
-               f"--start {w.start} --end {w.end}")
+               f"pathways-workload diagnose --project {w.project} --location {w.location} --cluster {w.cluster} "
+               f"--jobset {w.jobset} --namespace {w.namespace} --start {w.start} --end {end} --no-kube "
+               "--monitoring-endpoint {url} --logging-endpoint LOGGING_FAKE_URL")
 
 
 if __name__ == "__main__":
