@@ -28,6 +28,7 @@ PROMQL_NAMES = {
 # Labels of a Prometheus sample that are resource labels in Cloud Monitoring's shape (the rest are metric labels).
 RESOURCE_KEYS = ("project_id", "location", "cluster_name", "namespace_name", "pod_name", "container_name",
                  "node_name", "nodepool_name", "instance", "job")
+MAX_PROBLEMS = 5  # lines per file about series that cannot be read (then one line for the rest)
 SCOPE_KEYS = frozenset({"project_id", "location", "cluster_name"})  # the same for every series of one cluster: not named
 
 
@@ -91,10 +92,14 @@ class SeriesSet:
                 self._add(prometheus_series(res, origin), origin, i)
 
     def _add(self, s: Series | str, origin: str, i: int) -> None:
-        if isinstance(s, str):
-            self.problems.append(f"{origin}: time series {i} {s}; skipped it")
-        else:
+        if not isinstance(s, str):
             self.series.append(s)
+            return
+        mine = [p for p in self.problems if p.startswith(f"{origin}: ")]
+        if len(mine) < MAX_PROBLEMS:
+            self.problems.append(f"{origin}: time series {i} {s}; skipped it")
+        elif len(mine) == MAX_PROBLEMS:
+            self.problems.append(f"{origin}: more time series that cannot be read; skipped them")
 
     @property
     def last_ts(self) -> int:
