@@ -47,6 +47,7 @@ def input_ids(folder: Path) -> frozenset[str]:
             meta = o.get("metadata")
             if isinstance(meta, dict) and isinstance(meta.get("uid"), str):
                 ids.add(meta["uid"])
+            ids.update(series_point_ids(o))
             for v in o.values():
                 walk(v)
         elif isinstance(o, list):
@@ -66,6 +67,42 @@ def input_ids(folder: Path) -> frozenset[str]:
                 except json.JSONDecodeError:
                     continue
     return frozenset(ids)
+
+
+def series_point_ids(o: dict) -> list[str]:
+    """The citable ids of a time series' points, `type{labels}@end time` (the cluster's own labels left out), for a
+    Monitoring API TimeSeries or a Prometheus range result; none for anything else."""
+    import datetime as dt
+
+    from pathways_workload.skill.reading.sources.metrics import PROMQL_NAMES, SCOPE_KEYS
+
+    def rfc3339(ns: int) -> str:
+        sec, frac = divmod(ns, 10**9)
+        base = dt.datetime.fromtimestamp(sec, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        return base + ("." + f"{frac:09d}".rstrip("0") if frac else "") + "Z"
+
+    metric = o.get("metric")
+    if not isinstance(metric, dict):
+        return []
+    if isinstance(metric.get("type"), str) and isinstance(o.get("points"), list):
+        labels = {**((o.get("resource") or {}).get("labels") or {}), **(metric.get("labels") or {})}
+        kind = metric["type"]
+        ends = []
+        for p in o["points"]:
+            end = ((p or {}).get("interval") or {}).get("endTime", "")
+            try:
+                ends.append(int(dt.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()) * 10**9)
+            except ValueError:
+                continue
+    elif isinstance(metric.get("__name__"), str) and isinstance(o.get("values"), list):
+        labels = {k: v for k, v in metric.items() if k not in ("__name__", "monitored_resource")
+                  and not k.startswith("metadata_")}
+        kind = PROMQL_NAMES.get(metric["__name__"], metric["__name__"])
+        ends = [int(round(float(v[0]) * 10**9)) for v in o["values"] if isinstance(v, list) and v]
+    else:
+        return []
+    key = kind + "{" + ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in SCOPE_KEYS) + "}"
+    return [f"{key}@{rfc3339(t)}" for t in ends]
 
 
 def load_cases(paths: list[str | Path]) -> list[Case]:

@@ -24,6 +24,7 @@ from pathways_workload.skill.diagnosis import Diagnosis
 
 from .fakes.kube_server import FakeKube, KubeServer
 from .fakes.live_case import LiveCase
+from .fakes.monitoring_server import MonitoringFake
 from .fakes.logging_server import FakeLogging, LoggingServer
 
 
@@ -100,18 +101,21 @@ class SharedFakes:
         self.logging, self.kube = _Current(FakeLogging([])), _Current(FakeKube([]))
         self._ls = LoggingServer(self.logging).__enter__()
         self._ks = KubeServer(self.kube).__enter__()
+        self._ms = MonitoringFake([]).__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
         self._ls.__exit__(*exc)
         self._ks.__exit__(*exc)
+        self._ms.__exit__(*exc)
 
     def serve(self, case: Path) -> LiveCase:
         """The case's data on the shared servers, and the LiveCase whose `diagnose` reads it."""
         lv = LiveCase(case)
         object.__setattr__(self.logging, "target", lv.logging)
         object.__setattr__(self.kube, "target", lv.kube)
-        lv._ls, lv._ks = self._ls, self._ks
+        self._ms.series = lv.series
+        lv._ls, lv._ks, lv._ms = self._ls, self._ks, self._ms
         return lv
 
 

@@ -62,6 +62,7 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "jobset_json": True,
     "events_retention": "60m",
     "containers": None,  # a list of container names: only their logs were exported (e.g. [jax-tpu]); None: all
+    "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
 }
 
 BACKGROUND_DEFAULTS: dict[str, Any] = {

@@ -100,6 +100,9 @@ def _add_live(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-kube", action="store_true", help="do not call the Kubernetes API; Cloud Logging only")
     g.add_argument("--logging-endpoint", metavar="URL",
                    help="Cloud Logging API endpoint (env PATHWAYS_WORKLOAD_LOGGING_ENDPOINT); http:// means anonymous")
+    g.add_argument("--no-metrics", action="store_true", help="do not read Cloud Monitoring's series; logs only")
+    g.add_argument("--monitoring-endpoint", metavar="URL", help="Cloud Monitoring gRPC endpoint (env "
+                   "PATHWAYS_WORKLOAD_MONITORING_ENDPOINT); http://host:port means plaintext and anonymous")
     g.add_argument("--kube-server", metavar="URL",
                    help="Kubernetes API server URL without auth, e.g. kubectl proxy (env PATHWAYS_WORKLOAD_KUBE_SERVER)")
     g.add_argument("--save", metavar="DIR", help="write everything fetched as a replay folder")
@@ -135,7 +138,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
                                        location=args.location, namespace=args.namespace, start=args.start,
                                        end=args.end or args.at, since=args.since, max_bytes=args.max_bytes,
                                        kube=args.kube, bigquery_endpoint=args.bigquery_endpoint,
-                                       kube_server=args.kube_server, deadline_s=args.deadline, progress=hb.say)
+                                       kube_server=args.kube_server, deadline_s=args.deadline, progress=hb.say,
+                                       no_metrics=args.no_metrics, monitoring_endpoint=args.monitoring_endpoint)
     elif args.project or args.cluster:
         from .diagnose_live import diagnose_live
 
@@ -143,7 +147,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             d = diagnose_live(args.project, args.location, args.cluster, args.jobset, namespace=args.namespace,
                               start=args.start, end=args.end or args.at, since=args.since, no_kube=args.no_kube,
                               logging_endpoint=args.logging_endpoint, kube_server=args.kube_server,
-                              save_dir=args.save, deadline_s=args.deadline, progress=hb.say)
+                              save_dir=args.save, deadline_s=args.deadline, progress=hb.say,
+                              no_metrics=args.no_metrics, monitoring_endpoint=args.monitoring_endpoint)
     else:
         raise PathwaysWorkloadError("diagnose needs --replay DIR, or live: --project P --location L --cluster C --jobset J")
     return _emit(args, _rendered(args, d, analysis))

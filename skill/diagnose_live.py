@@ -74,7 +74,7 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
                   logging_endpoint: str | None = None, kube_server: str | None = None, save_dir: str | Path | None = None,
                   deadline_s: float = 120.0, *, limits: Limits | None = None,
                   progress: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep,
-                  rng=None) -> Diagnosis:
+                  rng=None, no_metrics: bool = False, monitoring_endpoint: str | None = None) -> Diagnosis:
     """Diagnose a live JobSet. Window: [start, end], or the `since` before `end` (default: now). Read-only."""
     missing = [f"--{n}" for n, v in (("project", project), ("cluster", cluster), ("jobset", jobset)) if not v]
     if not location and not no_kube and not (kube_server or os.environ.get(ENV_KUBE)):
@@ -97,6 +97,9 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
                                 deadline=deadline, progress=say)
     source = LiveSource(logs, kube, keep=save_dir is not None)
     objects = source.objects()
+    if not no_metrics:
+        _read_series(source, project, cluster, namespace, jobset, start_ns, end_ns, monitoring_endpoint,
+                     logging_endpoint or os.environ.get(ENV_LOGGING) or None, deadline, say)
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
                   project=project, location=location)
 
@@ -114,6 +117,20 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
             f"(replay: pathways-workload diagnose --replay {path} --jobset {jobset} --at {format_ns(end_ns)})")
     say(f"done: {source.stats.logging_requests} entries.list requests, {source.stats.entries_read} entries")
     return build(analysis, logging_requests=source.stats.logging_requests)
+
+
+def _read_series(source: LiveSource, project: str, cluster: str, namespace: str, jobset: str, start_ns: int,
+                 end_ns: int, endpoint: str | None, emulator: str | None, deadline: Deadline,
+                 say: Callable[[str], None]) -> None:
+    """The chips' series beside the logs (skill/reading/sources/monitoring.py), within the same deadline; why none
+    were read goes to data_gaps."""
+    from .reading.sources.monitoring import ENV as ENV_MONITORING, read_live
+
+    source.metrics = read_live(project, cluster, namespace, jobset, start_ns, end_ns, progress=say,
+                               endpoint=endpoint or os.environ.get(ENV_MONITORING) or None, logging_endpoint=emulator,
+                               remaining=deadline.remaining)
+    for gap in source.metrics.problems:
+        source.stats.gap(gap)
 
 
 def write_replay_folder(folder: str | Path, entries: list[dict], objects: list[dict], *, jobset: str = "",
@@ -152,7 +169,7 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
                            end: str | None = None, since: str | None = "2h", max_bytes: int | None = None,
                            kube: bool = False, bigquery_endpoint: str | None = None, kube_server: str | None = None,
                            deadline_s: float = 120.0, progress: Callable[[str], None] | None = None,
-                           client=None) -> Diagnosis:
+                           client=None, no_metrics: bool = False, monitoring_endpoint: str | None = None) -> Diagnosis:
     """Diagnose a JobSet from a Log Analytics linked dataset (`PROJECT.DATASET._AllLogs`) with BigQuery SQL; the
     Kubernetes API is read only when `kube` is set (else data_gaps say so). `project` is the workload's project (console
     links, the cluster), by default the dataset's; the jobs run in (and bill) the dataset's. See docs/log-analytics.md."""
@@ -183,6 +200,10 @@ def diagnose_log_analytics(dataset: str, cluster: str, jobset: str, *, project: 
         source.stats.gaps[:] = [g for g in source.stats.gaps if "--no-kube" not in g]
         source.stats.gap("Kubernetes API not read (no --kube): Pods, the JobSet and events come from the "
                          "Log Analytics view only")
+    if not no_metrics:
+        _read_series(source, project or data_project, cluster, namespace, jobset, start_ns, end_ns, monitoring_endpoint,
+                     bigquery_endpoint or os.environ.get(ENV_BIGQUERY) or ("a given client" if client else None),
+                     deadline, say)
     scope = Scope(jobset=jobset, start_ns=start_ns, end_ns=end_ns, namespace=namespace, cluster=cluster,
                   project=project or data_project, location=location)
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 SCHEMA_ID = "pathways-workload.diagnosis/v2"
 
 Status = Literal["failed", "crashing", "stalled", "degraded", "healthy"]
-EvidenceSource = Literal["container", "node", "event", "serial", "object"]
+EvidenceSource = Literal["container", "node", "event", "serial", "object", "metric"]
 Risk = Literal["read-only", "low", "high"]
 
 
@@ -43,7 +43,8 @@ class Hypothesis(_Strict):
 
 
 class Evidence(_Strict):
-    id: str = Field(description="LogEntry insertId, or metadata.uid of a Kubernetes object")
+    id: str = Field(description="LogEntry insertId, metadata.uid of a Kubernetes object, or a time series point "
+                              "(metric type{labels}@end time)")
     timestamp: str | None = None
     source: EvidenceSource
     resource: str = Field(description="what it is about: pod/container, node, or kind/name")
@@ -75,6 +76,8 @@ class NextCheck(_Strict):
     filter: str | None = Field(default=None, description="a Cloud Logging filter: query_logs --filter, or gcloud "
                                                          "logging read")
     command: str | None = Field(default=None, description="a read-only kubectl / gcloud command")
+    promql: str | None = Field(default=None, description="a PromQL query to paste into Cloud Monitoring: the series "
+                                                         "that tell the candidates apart (docs/metrics.md)")
 
 
 class Observation(_Strict):

@@ -65,3 +65,17 @@ def test_a_folder_without_entries_is_one_line(tmp_path):
     p = subprocess.run([sys.executable, "-m", "pathways_workload.evals.fakes.logging_server", str(tmp_path)], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and p.stderr.strip().count("\n") == 0 and "no log entries" in p.stderr
+
+
+def test_the_monitoring_fake_serves_the_series_beside_the_logging_fake(capsys):
+    logs, first, _ = _start("pathways_workload.evals.fakes.logging_server")
+    mon, mon_first, command = _start("pathways_workload.evals.fakes.monitoring_server")
+    try:
+        assert "Cloud Monitoring fake" in mon_first and "gRPC" in mon_first
+        d = _diagnose(command.replace("LOGGING_FAKE_URL", first.split(" at ")[1].split()[0]), capsys)
+    finally:
+        for p in (logs, mon):
+            p.terminate()
+            p.wait(10)
+    assert d["failure_class"] == expected(CASE)["failure_class"]
+    assert not any("Cloud Monitoring" in g for g in d["data_gaps"])  # the series were read

@@ -43,7 +43,8 @@ class Case:
     def diagnose(self, **kw):
         lv = self.lv
         args = dict(namespace=lv.namespace, start=lv.start, end=lv.end, location=lv.location, kube=True,
-                    project=lv.project, kube_server=lv.kube_url, bigquery_endpoint=self.srv.url)
+                    project=lv.project, kube_server=lv.kube_url, bigquery_endpoint=self.srv.url,
+                    monitoring_endpoint=lv.monitoring_url)
         return diagnose_log_analytics(DATASET, lv.cluster, lv.jobset, **{**args, **kw})
 
 

@@ -41,7 +41,8 @@ def test_colour_only_when_asked_and_never_with_no_color_or_a_dumb_terminal():
 
 def _whole(text: str, d: Diagnosis) -> set[str]:
     """The lines that may run past the width: link footnotes, and commands and filters (each shown whole)."""
-    commands = [f.command for f in d.fix if f.command] + [x for c in d.next_checks for x in (c.filter, c.command) if x]
+    commands = [f.command for f in d.fix if f.command] + [x for c in d.next_checks for x in (c.filter, c.command, c.promql)
+                                                          if x]
     return {line for line in text.splitlines() if re.match(r"\[\d+\] https://", line)
             or line.strip() in {c for cmd in commands for c in cmd.splitlines()}}
 

@@ -16,6 +16,7 @@ from .expected import Expected
 from .files import GENERATED, dump
 from .incident import Incident
 from .jobset import JobSetPart
+from .metrics import series_files
 from .pods import Pods
 from .recording import RecordingItem
 from .startup import Startup
@@ -24,6 +25,9 @@ from .timeline import Timeline
 
 class Builder(Timeline, Startup, Chatter, Incident, RecordingItem, Cloud, JobSetPart, Pods, Expected):
     """One build of one scenario; all state lives here."""
+
+    force_metrics = False  # series whatever the scenario's `sources.metrics` says (the eval of the difference)
+    blind = False  # a held-out incident: `sources.metrics: auto` means none
 
     def run(self) -> dict[str, Any]:
         self.make_nodes()
@@ -50,6 +54,7 @@ class Builder(Timeline, Startup, Chatter, Incident, RecordingItem, Cloud, JobSet
                                   "kind": "List", "metadata": {"resourceVersion": ""}}
         if src["jobset_json"]:
             files["jobset.json"] = self.jobset_json()
+        files.update(series_files(self, self.force_metrics))
         return files
 
     def timeline_report(self) -> str:
@@ -65,10 +70,14 @@ class Builder(Timeline, Startup, Chatter, Incident, RecordingItem, Cloud, JobSet
         return "\n".join(lines)
 
 
-def render(scenario_path: Path) -> dict[str, str]:
-    """Scenario file -> {file name: exact file text} for the case folder."""
+def render(scenario_path: Path, *, metrics: bool = False) -> dict[str, str]:
+    """Scenario file -> {file name: exact file text} for the case folder (`metrics`: with series whatever the scenario
+    says)."""
     s = sc.load(scenario_path)
     b = Builder(s)
+    b.force_metrics = metrics
+    # held-out incidents keep what their blind authors exported: series only where the scenario asks for them
+    b.blind = Path(scenario_path).resolve().parent.parent.name == "heldout"
     files = b.run()
     out = {name: dump(name, data) for name, data in files.items()}
     exp = b.resolve_expected(files)

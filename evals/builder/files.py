@@ -20,8 +20,13 @@ def ids_in(files: dict[str, Any]) -> set[str]:
 
 
 def dump(name: str, data: Any) -> str:
-    """gcloud prints 2-space indent, kubectl 4-space; both sort keys (maps all the way down)."""
+    """gcloud prints 2-space indent, kubectl 4-space; both sort keys (maps all the way down). Series: see metrics.py."""
+    if name.startswith("metrics-"):
+        from .metrics import dump as series_dump
+
+        return series_dump(name, data)
     return json.dumps(data, indent=2 if name == "logs.json" else 4, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-GENERATED = ("logs.json", "events.json", "pods.json", "jobset.json", "expected.yaml")
+GENERATED = ("logs.json", "events.json", "pods.json", "jobset.json", "metrics-duty-cycle.json", "metrics-hbm.json",
+             "metrics-interruptions.json", "expected.yaml")

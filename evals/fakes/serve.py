@@ -3,6 +3,7 @@
     python -m pathways_workload.evals.fakes.logging_server DIR [--port N]                        # Cloud Logging entries.list
     python -m pathways_workload.evals.fakes.kube_server DIR [--port N]                           # the Kubernetes API (read-only)
     python -m pathways_workload.evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]       # BigQuery over `P.D._AllLogs`
+    python -m pathways_workload.evals.fakes.monitoring_server DIR [--port N]                     # Cloud Monitoring (gRPC)
 
 DIR is an export folder as the README describes it (a LogEntry array from `gcloud logging read`, `kubectl get ... -o
 json` lists), e.g. a bundled fixture. Each prints where it listens and the `pathways-workload diagnose` command that

@@ -20,6 +20,7 @@ from ..understanding.signals import Signal
 from .lifeline import Fate, fate_of
 from .runstate import activity, refusals, run_of, running_at_end, status_of  # noqa: F401 (re-exported)
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
+from .series import series_stall
 from .survival import TOO_SOON_CONFIDENCE, after_last_life, death_class, deaths_survived, survival, too_soon_after
 
 NS = 1_000_000_000
@@ -231,6 +232,8 @@ def _progress_stopped(c: RuleContext) -> Hypo | None:
     """Progress lines stopped long before the end of the data, with the JobSet still running."""
     model, cls, rule = c.model, c.cls, c.absence
     assert cls is not None and rule is not None, "an absence check runs for a class with an absence rule"
+    if (by_series := series_stall(c)) is not None:  # the chips' duty cycle decides where it was exported
+        return by_series if isinstance(by_series, Hypo) else None
     last = model.last_progress
     interval = model.step_interval_ns()
     if last is None or interval is None:

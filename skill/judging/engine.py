@@ -17,6 +17,7 @@ from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
 from ..understanding.model import Workload
+from ..understanding.metrics import read_series
 from ..reading.objects import jobset_records, node_records, pod_records
 from ..understanding.queries import (Scope, ahead_queries, context_queries, last_words_queries, node_queries, presence_queries,
                                     workload_queries)
@@ -250,6 +251,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     model.symptoms = col.symptoms
     model.finish()
     model.location = model.location or scope.location  # the records' own label, else the caller's
+    col.causes += read_series(getattr(source, "metrics", None), model, now_ns)
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     col.symptoms += uncaught(model, col.symptoms)  # a program's death as its own output tells it
     col.symptoms += killed(model, col.causes)  # ... and the kernel's OOM kill of one of its processes

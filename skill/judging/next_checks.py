@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..catalog import BY_ID, HEALTHY, STALL, UNKNOWN, FailureClass
 from .classify import CANDIDATE, Verdict
+from .promql import promql_for
 from ..diagnosis import NextCheck
 from ..catalog.symptoms import PROGRESS_RX as STEP_RX
 from ..reading.query import quote
@@ -30,7 +31,7 @@ def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
                     + (f"; if they are absent, {', '.join(others)} remain{'s' * (len(others) == 1)}" if others
                        else "") + ".")
         out.append(NextCheck(question=question, tells_apart=leading, filter=signature_filter(cls, ctx),
-                             command=_first_read_only(cls, ctx, render)))
+                             command=_first_read_only(cls, ctx, render), promql=promql_for(cid, ctx)))
     if v.failure_class == HEALTHY and not out:
         # nothing failed, but nothing shows the program running yet: the check is whether it has stepped since
         jobset, ns = ctx.get("jobset", "<jobset>"), ctx.get("namespace", "default")
@@ -41,7 +42,7 @@ def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
             filter=f'resource.type="k8s_container" resource.labels.pod_name:{quote(jobset + "-")} '
                    f'(textPayload=~{quote(PROGRESS_RX)} OR jsonPayload.message=~{quote(PROGRESS_RX)})',
             command=f"kubectl logs {ctx.get('head_pod', '<head pod>')} -n {ns} -c {ctx.get('user_container', 'jax-tpu')} "
-                    "--since=10m --tail=50"))
+                    "--since=10m --tail=50", promql=promql_for(STALL, ctx)))
         return out
     if v.failure_class == UNKNOWN or not out:
         jobset, ns = ctx.get("jobset", "<jobset>"), ctx.get("namespace", "default")

@@ -20,7 +20,7 @@ def logs_explorer_link(r: Record, project: str | None) -> str | None:
     https://console.cloud.google.com/logs/query;query=...;cursorTimestamp=...;startTime=...;endTime=...?project=P
     An Event exported by kubectl is cited by its uid, which the events log keeps as jsonPayload.metadata.uid.
     """
-    if not project or r.source == "object":
+    if not project or r.source in ("object", "metric"):
         return None
     if r.source == "event" and r.log == "events":
         query = f'logName="projects/{project}/logs/events"\n(insertId={quote(r.id)} OR jsonPayload.metadata.uid={quote(r.id)})'

@@ -165,6 +165,8 @@ def _check_next(v: View, sec: Section) -> Parts:
                      _command(c.filter)]  # after the text above: _numbered puts commands under their item
         if c.command:
             body.append(_command(c.command))
+        if c.promql:
+            body += [Text("PromQL (Cloud Monitoring's PromQL editor):", style="dim"), _command(c.promql)]
         items.append((_t(c.question), body))
     return _numbered(items)
 

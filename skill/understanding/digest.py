@@ -112,12 +112,15 @@ class Digest:
         return sorted(self.groups.values(), key=lambda g: (g.signal[0] if g.signal else 9, -g.count, g.first))
 
     def render(self, *, entries_read: int, evidence: list[Record], verdict: dict | None = None,
-               max_tokens: int = MAX_TOKENS) -> dict:
-        """The digest as JSON-ready data: at most max_tokens (estimate_tokens) as the model reads it."""
+               max_tokens: int = MAX_TOKENS, series: dict | None = None) -> dict:
+        """The digest as JSON-ready data: at most max_tokens (estimate_tokens) as the model reads it; `series`: what
+        the workload's time series prove, in brief (skill.understanding.metrics.SeriesFacts.summary)."""
         doc: dict = {"schema": SCHEMA, "entries_read": entries_read, "records_grouped": self.records,
                      "groups_total": len(self.groups)}
         if verdict:
             doc["verdict"] = verdict
+        if series:
+            doc["series"] = series
         doc["evidence"] = [{"id": r.id, "timestamp": r.time, "resource": r.resource, "text": redact(r.text)[:TEXT_MAX]}
                            for r in evidence]
         doc["groups"] = []
@@ -168,5 +171,6 @@ def digest_of(analysis, diagnosis=None, max_tokens: int = MAX_TOKENS) -> dict:
     evidence = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
     if analysis.digest is None:
         raise ValueError("the analysis was run without a digest: call analyse(..., digest=True)")
-    return analysis.digest.render(entries_read=analysis.stats.entries_read, evidence=evidence,
-                                  verdict=verdict, max_tokens=max_tokens)
+    facts = analysis.model.series
+    return analysis.digest.render(entries_read=analysis.stats.entries_read, evidence=evidence, verdict=verdict,
+                                  max_tokens=max_tokens, series=facts.summary(analysis.model.now) if facts else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from ..reading.objects import SPOT_LABELS, spot_placement
 from ..reading.names import HEAD_JOB, is_head_pod, worker_slot
@@ -111,6 +111,8 @@ class Workload:
     symptoms: list[Signal] = field(default_factory=list)  # every symptom matched (the picture draws each restart)
     logs_seen: set[str] = field(default_factory=set)
     objects_seen: set[str] = field(default_factory=set)
+    series: Any = None  # skill.understanding.metrics.SeriesFacts: what the workload's time series prove, when exported
+    series_busy: list[int] = field(default_factory=list)  # when its chips were seen working (series.busy_times())
 
     def pod(self, name: str) -> PodInfo:
         info = self.pods.get(name)
@@ -287,10 +289,10 @@ class Workload:
     # --- questions about progress ---------------------------------------------------------------------------
 
     def running_times(self) -> list[int]:
-        """When the program was seen running, sorted: the client's progress lines and the workers' reports of programs
-        launched (an executor reporting that nothing ran is not running)."""
+        """When the program was seen running, sorted: the client's progress lines, the workers' reports of programs
+        launched (an executor reporting that nothing ran is not running) and its chips' working samples."""
         return sorted([s.ts for s in self.progress] + [s.ts for s in self.milestones.get("worker_launches", [])
-                                                       if not NO_LAUNCH.search(s.record.text)])
+                                                       if not NO_LAUNCH.search(s.record.text)] + self.series_busy)
 
     @property
     def last_progress(self) -> Signal | None:

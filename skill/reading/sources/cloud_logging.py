@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ...errors import SourceError
 from ..objects import usable_objects
 from ..records import format_ns, parse_ts
+from .metrics import SeriesSet
 from .base import LogQuery, Source, SourceStats, connection_failure, google_client, past_deadline, unreachable
 
 Progress = Callable[[str], None]
@@ -339,6 +340,7 @@ class LiveSource:
         self.keep = keep
         self.entries: dict[str, dict] = {}
         self._objects: list[dict] | None = None
+        self.metrics: SeriesSet | None = None  # the workload's time series, when read (skill/reading/sources/monitoring.py)
 
     def objects(self) -> list[dict]:
         """The Kubernetes objects in the shape the engine reads; the others are counted skipped and named in the gaps."""

@@ -25,6 +25,7 @@ from .spool import bulk_patterns
 from ..records import parse_ts, parse_utc
 from .base import LogQuery, SourceStats
 from .files import FileReport, NotFast, SpanReader, element, iter_documents, iter_spans, list_files
+from .metrics import SeriesSet, is_series_doc
 
 MAX_PROBLEMS_PER_FILE = 5
 SAMPLE = 16  # values read to decide whether a file holds log entries or Kubernetes objects
@@ -53,6 +54,7 @@ class ReplaySource:
         self._index: dict[Path, FileIndex] = {}
         self._skeletons: list[dict] = []
         self._routes = Routes(self._skeletons)
+        self.metrics = SeriesSet()  # time series exported beside the logs (skill.reading.sources.metrics)
         self._scan()
 
     def _scan(self) -> None:
@@ -72,6 +74,8 @@ class ReplaySource:
             for doc in chain(head, docs):
                 self._take_object(doc, path, report)
             self._finish(report)
+        self.stats.gaps += [g for g in self.metrics.problems if g not in self.stats.gaps]
+        self.stats.last_ts = max(self.stats.last_ts, self.metrics.last_ts)  # the data ends with its last point too
 
     def _take_object(self, doc: object, path: Path, report: FileReport) -> None:
         if is_k8s_object(doc):
@@ -87,6 +91,8 @@ class ReplaySource:
                 self._objects.append(doc)
                 return
             self._problem(report, f"{path.name}: {kind} without metadata.uid; skipped it")
+        elif is_series_doc(doc):
+            self.metrics.take(doc, path.name)
         elif is_log_entry(doc):
             self._problem(report, f"{path.name}: a log entry inside a file of Kubernetes objects; skipped it")
         else:

@@ -1,0 +1,49 @@
+"""Where the time series decide a stall: the chips' own duty cycle says whether the program was still working at the end
+of the data (a quiet run with few step lines) or every chip had stopped (a stall, even one that printed nothing).
+Pure: the facts come from skill.understanding.metrics."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..catalog.types import RuleContext
+from ..understanding.metrics import SAMPLE_NS, stall_signals
+from ..understanding.model import NO_LAUNCH
+from ..reading.records import format_ns
+from .ranking import Hypo
+
+NS = 1_000_000_000
+LATE_NS = 5 * SAMPLE_NS  # series that end this long before the rest of the data cannot speak for the end
+
+
+def series_stall(c: RuleContext) -> Hypo | Literal[False] | None:
+    """The series' verdict on a stall: a Hypo (every chip idle for the stall window to the end while the JobSet still
+    ran), False (a chip worked in the last samples: no stall, however quiet the logs) or None (no series for the
+    workload's chips, series that end early, or a JobSet that ended: the logs decide)."""
+    model, cls, rule = c.model, c.cls, c.absence
+    assert cls is not None and rule is not None, "a stall check runs for a class with an absence rule"
+    f = model.series
+    if f is None or not f.has_activity or f.last_sample < model.now - LATE_NS:
+        return None
+    if model.terminal_state or model.condition("Completed") or model.condition("Failed"):
+        return None
+    if f.busy_at_end(model.now):
+        return False
+    since = f.idle_since()
+    last = model.last_progress
+    if since is None or f.last_sample - since + SAMPLE_NS < rule.wait_s * NS:
+        return None
+    start = max(since - SAMPLE_NS, last.ts if last else 0)  # a sample covers the minute before its end time
+    minutes = (model.now - start) // (60 * NS)
+    steps = (f"; the last progress line is {(model.now - last.ts) // (60 * NS)} min before the end" if last
+             else "; the program printed no progress line")
+    busy = f.last_busy()
+    detail = (f"every chip of the workload at 0 % duty cycle for {minutes} min to the end of the data"
+              + (f" (the last working sample {format_ns(busy[0])}, {busy[1]:.0f} %)" if busy else " (none worked)")
+              + steps)
+    # what the logs show of the stop, as the logs' own rule cites it: the program restating its step, no launches
+    after = [s for s in model.restated if last and s.ts > last.ts][:1]
+    after += [s for s in sorted(model.milestones.get("worker_launches", []), key=lambda s: s.ts)
+              if last and s.ts > last.ts and NO_LAUNCH.search(s.record.text)][:1]
+    return Hypo(cls.id, rule.score, [*([last] if last else []), *after, *stall_signals(f)], start, detail,
+                entity_kinds=("Pod", "Container"))
