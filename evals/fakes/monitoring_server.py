@@ -83,7 +83,8 @@ class MonitoringFake:
 
         import grpc
 
-        self.series, self.requests, self.silent = series, [], silent
+        self.requests: list = []
+        self.series, self.silent = series, silent
         if silent:
             self.sock = socket.socket()
             self.sock.bind(("127.0.0.1", port))
