@@ -51,6 +51,8 @@ class Lane:
     y: float = 0.0  # px, the top of the lane
     height: float = ROW_H + LANE_PAD
     band: tuple[float, float] | None = None  # progress seen from .. to (%)
+    activity: list[tuple[int, float]] = field(default_factory=list)  # the pod's chips' duty cycle: (sample end, %)
+    duty: list[tuple[float, float, float, str]] = field(default_factory=list)  # drawn: x0 %, x1 %, opacity, tip
     tip: str = ""
     since: int = 0  # a pod's creation (else its first record): head lanes are restart attempts, drawn in this order
 
@@ -169,6 +171,23 @@ def _note(x: float, width_px: float, chart: float, y: float, text: str, kind: st
     return Note(0.0, y, text, "start", kind, at)
 
 
+def duty_band(activity: list[tuple[int, float]], t0: int, t1: int, pct) -> list[tuple[float, float, float, str]]:
+    """A lane's duty-cycle band (issue 42): one segment per run of 60 s samples at the same tenth, as dark as the
+    chips were busy."""
+    out: list[tuple[float, float, float, str]] = []
+    run: list[tuple[int, float]] = []
+    for t, v in activity + [(0, -1.0)]:
+        if run and (round(v, -1) != round(run[0][1], -1) or t - run[-1][0] > 60 * NS):
+            a, b = max(run[0][0] - 60 * NS, t0), min(run[-1][0], t1)
+            top = max(p for _, p in run)
+            if b > a and top >= 1:
+                out.append((pct(a), pct(b), round(min(top, 100) / 100 * 0.85 + 0.1, 2),
+                            f"TPU duty cycle {top:.0f} % ({format_ns(run[0][0] - 60 * NS)} to {format_ns(run[-1][0])})"))
+            run = []
+        run.append((t, v))
+    return out
+
+
 def layout(lanes: list[Lane], start: int | None = None, end: int | None = None, stalled: int | None = None,
            cause: str = "", prefix: str = "") -> Swimlane:
     """Lanes (their marks with times) placed: rows, positions, ticks, the stall, the end line and the labels."""
@@ -208,6 +227,7 @@ def layout(lanes: list[Lane], start: int | None = None, end: int | None = None, 
         lane.marks.sort(key=lambda m: (m.kind != "progress", m.ts))  # progress ticks under the other marks
         prog = [m.x for m in lane.marks if m.kind == "progress"]
         lane.band = (min(prog), max(prog)) if len(prog) > 1 else None
+        lane.duty = duty_band(lane.activity, t0, t1, pct)
         restarts += [m for m in lane.marks if m.kind == "restart" and not lane.key]
         y += lane.height + 2
     bottom = y
