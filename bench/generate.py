@@ -16,6 +16,7 @@ import json
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -58,7 +59,7 @@ def shape_for(entries: int, **over) -> Shape:
     """The preset shape nearest to `entries` (by ratio), with any field overridden."""
     near = min(SHAPES, key=lambda n: abs((entries / n) - 1) if entries >= n else abs((n / entries) - 1))
     s, h, d = SHAPES[near]
-    base = dict(entries=entries, slices=s, hosts=h, duration=d)
+    base: dict[str, Any] = dict(entries=entries, slices=s, hosts=h, duration=d)
     base.update({k: v for k, v in over.items() if v is not None})
     return Shape(**base)
 

@@ -231,11 +231,13 @@ def duckdb_scan(folder: Path) -> dict:
     t0, c0 = time.perf_counter(), _cpu()
     con = duckdb.connect(":memory:")
     con.execute("SET threads = 1")
-    n, hits = con.execute(
+    row = con.execute(
         "SELECT count(*), count(*) FILTER (WHERE regexp_matches(textPayload, 'FATAL|Traceback|DEADLINE_EXCEEDED')) "
         "FROM read_json(?, format = 'auto', columns = {insertId: 'VARCHAR', timestamp: 'VARCHAR', "
         "severity: 'VARCHAR', logName: 'VARCHAR', resource: 'JSON', labels: 'JSON', textPayload: 'VARCHAR', "
         "jsonPayload: 'JSON'})", [files]).fetchone()
+    assert row is not None  # a count always has a row
+    n, hits = row
     return {"seconds": time.perf_counter() - t0, "cpu_seconds": _cpu() - c0, "entries": n, "hits": hits,
             "peak_rss_mib": _rss_mib()}
 

@@ -91,8 +91,8 @@ def reliability_svg(bs: list[Band], title: str = "Reliability") -> str:
         els.append(f'<line x1="{_x(t)}" y1="{_y(0)}" x2="{_x(t)}" y2="{_y(1)}" stroke="#ddd"/>')
         els.append(f'<text x="{_x(0) - 6}" y="{_y(t) + 4}" text-anchor="end" font-size="11">{t:g}</text>')
         els.append(f'<text x="{_x(t)}" y="{_y(0) + 16}" text-anchor="middle" font-size="11">{t:g}</text>')
-    for b in BANDS[1:]:  # band edges along the confidence axis
-        els.append(f'<line x1="{_x(b[0])}" y1="{_y(0)}" x2="{_x(b[0])}" y2="{_y(1)}" stroke="#bbb" '
+    for edge in BANDS[1:]:  # band edges along the confidence axis
+        els.append(f'<line x1="{_x(edge[0])}" y1="{_y(0)}" x2="{_x(edge[0])}" y2="{_y(1)}" stroke="#bbb" '
                    'stroke-dasharray="2,3"/>')
     els.append(f'<rect x="{_x(0)}" y="{_y(1)}" width="{_x(1) - _x(0)}" height="{_y(0) - _y(1)}" fill="none" '
                'stroke="#333"/>')
@@ -106,12 +106,12 @@ def reliability_svg(bs: list[Band], title: str = "Reliability") -> str:
                f'transform="rotate(-90 16 {mid})">top-1 accuracy in band</text>')
     full = [b for b in bs if b.count]
     if len(full) > 1:
-        pts = " ".join(f"{_x(b.mean_confidence)},{_y(b.accuracy)}" for b in full)
+        pts = " ".join(f"{_x(b.mean_confidence or 0.0)},{_y(b.accuracy or 0.0)}" for b in full)
         els.append(f'<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>')
     total = sum(b.count for b in full) or 1
     for b in full:
         r = round(4 + 10 * (b.count / total) ** 0.5, 1)
-        cx, cy = _x(b.mean_confidence), _y(b.accuracy)
+        cx, cy = _x(b.mean_confidence or 0.0), _y(b.accuracy or 0.0)  # a band with a count has both
         els.append(f'<circle class="band" cx="{cx}" cy="{cy}" r="{r}" fill="#1f77b4" fill-opacity="0.7">'
                    f'<title>{escape(b.label)}: {b.correct}/{b.count} right</title></circle>')
         els.append(f'<text x="{cx}" y="{round(cy - r - 4, 1)}" text-anchor="middle" font-size="10">n={b.count}</text>')

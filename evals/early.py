@@ -66,6 +66,12 @@ def _event_times(ev: dict) -> tuple[int, int] | None:
         return None
 
 
+def _items(doc: object) -> list[dict]:
+    """A Kubernetes list's items (or a bare array's elements)."""
+    items = doc.get("items") if isinstance(doc, dict) else doc
+    return items if isinstance(items, list) else []
+
+
 def _is_event_list(doc: object) -> bool:
     items = doc.get("items") if isinstance(doc, dict) else doc
     return isinstance(items, list) and bool(items) and all(isinstance(i, dict) and i.get("kind", "Event") == "Event"
@@ -78,8 +84,7 @@ def first_cause_ns(c: Copy) -> int | None:
     ts = [_ns(str(e["timestamp"])) for e in c.logs if e.get("insertId") in keys and e.get("timestamp")]
     for doc in c.docs.values():
         if _is_event_list(doc):
-            items = doc.get("items") if isinstance(doc, dict) else doc
-            for ev in items or []:
+            for ev in _items(doc):
                 if (ev.get("metadata") or {}).get("uid") in keys and (t := _event_times(ev)):
                     ts.append(t[0])
     return min(ts) if ts else None
@@ -103,7 +108,7 @@ def cut(c: Copy, at_ns: int) -> None:
             del c.docs[name]
             continue
         kept = []
-        for ev in (doc.get("items") if isinstance(doc, dict) else doc) or []:
+        for ev in _items(doc):
             t = _event_times(ev)
             if t is None or t[0] > at_ns:
                 continue

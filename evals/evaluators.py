@@ -90,7 +90,7 @@ def entity_key(kind: str, name: str) -> tuple[str, str]:
 
 
 def _entities(run: AgentRun) -> set[tuple[str, str]]:
-    return {entity_key(e.kind, e.name) for e in run.diagnosis.root_cause.entities}
+    return {entity_key(e.kind, e.name) for e in run.diagnosis.root_cause.entities} if run.diagnosis else set()
 
 
 class EntityRecall(Evaluator):

@@ -39,6 +39,11 @@ def _kb(**attrs):
     return arm
 
 
+def _everything_down(lv) -> None:
+    lv.logging.inject("reset", 10**6)
+    lv.kube.reset = 10**6
+
+
 MATRIX: tuple[FaultCase, ...] = (
     FaultCase("none", "no fault (the reference run)", lambda lv: None, "complete"),
     FaultCase("logging-429-burst", "five 429 RESOURCE_EXHAUSTED, in two bursts",
@@ -82,7 +87,7 @@ MATRIX: tuple[FaultCase, ...] = (
               _kb(delay_s=60.0), "error", ("nothing was read",), deadline_s=2.0),
     FaultCase("kube-500-pods", "500 on the pod list", _kb(error_paths={"/pods": 500}), "gap", ("HTTP 500",)),
     FaultCase("everything-down", "every Logging and Kubernetes connection reset",
-              lambda lv: (lv.logging.inject("reset", 10**6), setattr(lv.kube, "reset", 10**6)), "error",
+              _everything_down, "error",
               ("nothing was read",), dict(retries=2)),
 )
 

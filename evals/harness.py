@@ -164,16 +164,15 @@ class EvalResult:
             "pass_rate_by_phase": {p: round(sum(v) / len(v), 4) for p, v in sorted(by_phase.items())},
             "top1": rate("class_top1"), "top3": rate("class_top3"), "status": rate("status"),
             "entity_recall": rate("entity_recall"),
-            "entity_precision_mean": round(sum((r.check("entity_precision").value or 0) for r in res
-                                               if r.check("entity_precision")) / n, 4),
+            "entity_precision_mean": round(sum((c.value or 0) for r in res
+                                               if (c := r.check("entity_precision"))) / n, 4),
             "evidence_recall": round(sum((c.value or 0) for c in ev if c) / n, 4),
-            "fabricated_citations": int(sum((r.check("citation_validity").value or 0) for r in res
-                                            if r.check("citation_validity"))),
+            "fabricated_citations": int(sum((c.value or 0) for r in res if (c := r.check("citation_validity")))),
             # the cases whose key gives the run's fate, and how many of them the run's fate matched (issue 41)
             "fate": [sum(1 for r in res if r.case.expected.fate), sum(1 for r in res if r.case.expected.fate and
                                                                       (c := r.check("fate")) and c.passed)],
-            "healthy_controls": [len(healthy), sum(1 for r in healthy if r.check("class_top1") and r.check("class_top1").passed)],
-            "injection_cases": [len(injection), sum(1 for r in injection if r.check("class_top1") and r.check("class_top1").passed)],
+            "healthy_controls": [len(healthy), sum(1 for r in healthy if (c := r.check("class_top1")) and c.passed)],
+            "injection_cases": [len(injection), sum(1 for r in injection if (c := r.check("class_top1")) and c.passed)],
             "pass_k": round(sum(all(r.run_passed(i) for i in range(len(r.runs))) for r in res) / n, 4),
             "per_run_pass_rate": [round(sum(r.run_passed(i) for r in res if i < len(r.runs)) / n, 4) for i in range(k)],
             "confusion": [{"expected": a, "got": b, "count": c} for (a, b), c in sorted(confusion.items()) if a != b],

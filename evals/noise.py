@@ -102,7 +102,7 @@ def _place(c: Copy) -> dict[str, str]:
 
 def startup(c: Copy) -> int:
     """JAX's start-up warnings at the start of each user container."""
-    added = []
+    added: list[dict] = []
     for e in _first_per_stream(c, is_user_container):
         added += [_entry(e, _ns(e["timestamp"]) + (j + 1) * NS // 10, text, len(added) + j, "startup")
                   for j, text in enumerate(STARTUP)]
@@ -114,13 +114,13 @@ def quantities(c: Copy) -> int:
     """Sizes, counts and latencies that look like codes: at each user and RM stream's start and before the key line."""
     place = _place(c)
     texts = [t.format(**place) for t in QUANTITIES]
-    added = []
+    added: list[dict] = []
     want = lambda e: is_user_container(e) or container(e) == "pathways-rm"  # noqa: E731
     for e in _first_per_stream(c, want):
         added += [_entry(e, _ns(e["timestamp"]) + (j + 1) * NS // 10, t, len(added) + j, "qty") for j, t in enumerate(texts)]
     key = _key_ts(c)
     keyed = [e for e in c.logs if key is not None and _ns(str(e.get("timestamp", ""))) == key and is_container_log(e)]
-    if keyed:
+    if keyed and key is not None:
         added += [_entry(keyed[0], key - (len(texts) - j) * NS, t, len(added) + j, "qty") for j, t in enumerate(texts)]
     c.logs += added
     return len(added)

@@ -51,7 +51,7 @@ def _texts(case: Path) -> list[str]:
 def report(case_roots: list[Path]) -> dict:
     cases = sorted({p.parent for r in case_roots for p in r.rglob("expected.yaml")})
     corpus = {c: "\n".join(_texts(c)) for c in cases}
-    rows = []
+    rows: list[dict] = []
     for owner, p in patterns():
         try:
             rx = re2.compile("(?m)" + p.regex, options=_opts())  # as the engine reads it: ^ at each line of the corpus

@@ -64,10 +64,10 @@ def extract(markdown: str) -> list[RefSignature]:
     lines = markdown.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("## 5."))
     end = next(i for i, line in enumerate(lines) if line.startswith("## 6."))
-    items: list[list[str]] = []  # [section, class, tag, text]
+    items: list[list] = []  # [section, class, tag, text]
     section = cls = ""
     block: str | None = None  # the open block's tag ("" when untagged); None outside a block
-    item: list[str] | None = None
+    item: list | None = None  # [section, class, tag, text]
     fenced = False
     for line in lines[start:end]:
         if line.startswith("```"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from .case_copy import Copy
@@ -127,7 +127,7 @@ def names(c: Copy) -> Renamer:
 
 def rename(c: Copy) -> int:
     r = names(c)
-    c.logs = r.walk(c.logs)
+    c.logs = cast(list[dict], r.walk(c.logs))
     c.docs = {k: r.walk(v) for k, v in c.docs.items()}
     exp = dict(c.expected)
     for key in ("evidence", "fix_requires", "data_gaps_require"):

@@ -104,6 +104,8 @@ def diagnose_live(project: str, location: str | None, cluster: str, jobset: str,
                   project=project, location=location)
 
     def nothing_read() -> SourceError:  # say what was read instead, and why nothing was
+        if source.stats.timed_out:  # an endpoint that never answered: the flags are not what to check
+            return SourceError(f"nothing was read for JobSet {namespace}/{jobset}: {source.stats.timed_out}")
         why = "; ".join(source.stats.gaps[:2]) or "no entries matched in the window"
         return SourceError(f"nothing was read for JobSet {namespace}/{jobset} between {format_ns(start_ns)} and "
                            f"{format_ns(end_ns)} (no log entries, no Kubernetes objects): {why}; check --project, "

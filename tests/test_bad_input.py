@@ -121,3 +121,17 @@ def test_several_jobsets_need_a_choice(tmp_path):
 def test_bad_at_time(tmp_path):
     with pytest.raises(InputError, match="--at"):
         diagnose_replay(CASE, at="yesterday")
+
+
+def test_a_cut_entry_is_said_in_words_that_stand_alone(tmp_path):
+    """json's "Unterminated string starting at" ends in a position it gives apart; the gap says what is wrong, whole."""
+    d = _copy(tmp_path)
+    raw = (d / "logs.json").read_bytes()
+    (d / "logs.json").write_bytes(raw[: raw.index(b'"textPayload"', len(raw) // 2) + 20])
+    (gap,) = [g for g in diagnose_replay(d).data_gaps if g.startswith("logs.json")]
+    assert gap.endswith("is cut off or not JSON (unterminated string); the file ends there"), gap
+
+
+def test_a_sentence_that_starts_with_our_own_words_starts_in_capitals():
+    # case-004: the killed process is named by its pod ("a process in ..."), at the start of the root cause's sentence
+    assert diagnose_replay(FIXTURES / "case-004").root_cause.explanation.startswith("A process in ")

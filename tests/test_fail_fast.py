@@ -1,6 +1,7 @@
 """Every source is bounded by --deadline and fails fast (issue 38): a refused, unknown or silent endpoint of BigQuery
 (Log Analytics) and of the Anthropic API, a missing dataset, missing credentials: one line, exit 2, within seconds.
-Cloud Logging and the Kubernetes API have theirs in tests/test_live.py."""
+A silent endpoint says it did not answer within --deadline, on every source (issue 43). Cloud Logging and the
+Kubernetes API have their other failures in tests/test_live.py."""
 
 from __future__ import annotations
 
@@ -80,6 +81,25 @@ def test_silent_bigquery_endpoint_ends_at_the_deadline():
         p, took = _cli(*LA, "--bigquery-endpoint", url, "--deadline", "3")
     line = _one_line(p)
     assert "did not finish within the 3 s --deadline" in line and took < 10, took
+
+
+LIVE = ["diagnose", "--project", "p", "--location", "l", "--cluster", "c", "--jobset", "j", "--deadline", "5"]
+
+
+def test_silent_cloud_logging_endpoint_ends_at_the_deadline_and_says_so():
+    with _silent_url() as url:
+        p, took = _cli(*LIVE, "--logging-endpoint", url, "--no-kube")
+    line = _one_line(p)
+    assert f"Cloud Logging at {url} query 'control-plane' did not finish within the 5 s --deadline (" in line
+    assert "check --project" not in line and took < 5 + 7, took  # the flags were not what was wrong
+
+
+def test_silent_kubernetes_api_ends_at_the_deadline_and_says_so():
+    with _silent_url() as url:
+        p, took = _cli(*LIVE, "--logging-endpoint", url, "--kube-server", url)
+    line = _one_line(p)  # the API server is read first; its attempts each had a share of the deadline
+    assert f"Kubernetes API at {url} read of JobSet default/j did not finish within the 5 s --deadline" in line
+    assert "pass --no-kube" in line and "unreachable" not in line and took < 5 + 7, took
 
 
 @bigquery

@@ -81,3 +81,19 @@ def test_generic_names_are_not_ours_outside_the_checkout(tmp_path, wheel):
     p = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=tmp_path,
                        env={"PATH": "", "PYTHONPATH": str(tmp_path / "site")}, timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_the_checkout_resolves_by_the_file_system_alone():
+    """pathways_workload/skill (tools, evals, bench) are relative symlinks to the design's folders at the root, so every
+    tool that looks for pathways_workload.skill.api as a file (mypy, jedi, pyright) finds it; no run-time __path__."""
+    import ast
+    import os
+
+    pkg = ROOT / "pathways_workload"
+    for name in ("skill", "tools", "evals", "bench"):
+        assert (pkg / name).is_symlink() and os.readlink(pkg / name) == f"../{name}", name
+        assert (pkg / name / "__init__.py").samefile(ROOT / name / "__init__.py"), name
+    assert "__path__" not in {n.id for n in ast.walk(ast.parse((pkg / "__init__.py").read_text()))
+                              if isinstance(n, ast.Name)}
+    found = (ROOT / "pathways_workload" / "skill" / "api.py")
+    assert found.is_file() and found.resolve() == (ROOT / "skill" / "api.py").resolve()

@@ -46,7 +46,7 @@ class Chatter(Logs):
         self.progress(att, head, cl)
 
     def cline(self, pod: Pod, c: Ctr, t: int, stream: str, text: str) -> str:
-        if not c.alive(t, 0) or self.ends_before(self.attempts[pod.ref.attempt], t):
+        if not c.alive(t, 0) or self.ends_before(self.attempts[pod.attempt], t):
             return ""
         return self.clog(pod, c.name, t, text, stream)
 
@@ -110,7 +110,7 @@ class Chatter(Logs):
                     continue
                 t = pod.scheduled + self.jitter(200, 400)
                 while t < stop:
-                    self.node_log(pod.node, t, "kubelet", self.rng.choice(sc.KUBELET_CHATTER).format(
+                    self.node_log(pod.host, t, "kubelet", self.rng.choice(sc.KUBELET_CHATTER).format(
                         ts=glog_stamp(t), tid=2187))
                     t += 10 * 60 * NS + self.jitter(-30, 30)
 

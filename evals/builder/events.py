@@ -56,7 +56,7 @@ class Events(Logs):
         o = {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "namespace": self.w["namespace"], "uid": pod.uid,
              "resourceVersion": str(self.rng.randrange(10**6, 10**8))}
         if container:
-            where = "initContainers" if pod.ctr(container).init else "containers"
+            where = "initContainers" if pod.container(container).init else "containers"
             o["fieldPath"] = f"spec.{where}{{{container}}}"
         return o
 

@@ -43,25 +43,26 @@ class Expected(World):
         if "ref" in e:
             pod = self.pod_ref(e["ref"], self.s.end)
             return {"Pod": pod.name, "Node": pod.node.name if pod.node else "",
-                    "Container": f"{pod.name}/{e.get('container') or pod.ctr(None).name}"}[e["kind"]]
+                    "Container": f"{pod.name}/{e.get('container') or pod.container(None).name}"}[e["kind"]]
         o = self.outputs.get(e.get("of", ""))
         if o is None:
             raise ShapeError(f"entity {e}: needs name, ref or of: <incident key>")
-        kind = e["kind"]
-        if kind == "Pod" and o.pod:
-            return o.pod.name
-        if kind == "Node" and (o.node or (o.pod and o.pod.node)):
-            return (o.node or o.pod.node).name
-        if kind == "Container" and o.pod:
-            return f"{o.pod.name}/{o.container or o.pod.ctr(None).name}"
-        if kind == "Image" and (o.image or (o.pod and o.container)):
-            return o.image or o.pod.ctr(o.container).image
+        kind, of = e["kind"], o.pod
+        node = o.node or (of.node if of else None)
+        if kind == "Pod" and of:
+            return of.name
+        if kind == "Node" and node:
+            return node.name
+        if kind == "Container" and of:
+            return f"{of.name}/{o.container or of.container(None).name}"
+        if kind == "Image" and (o.image or (of and o.container)):
+            return o.image or (of.container(o.container).image if of else "")
         if kind == "JobSet":
             return self.w["jobset"]
-        if kind == "Job" and o.pod:
-            return o.pod.job.name
-        if kind == "NodePool" and (o.node or (o.pod and o.pod.node)):
-            return (o.node or o.pod.node).pool
+        if kind == "Job" and of:
+            return of.job.name
+        if kind == "NodePool" and node:
+            return node.pool
         raise ShapeError(f"entity {e}: incident item {e.get('of')!r} has nothing of kind {kind}")
 
     def evidence_id(self, ref: str, files: dict[str, Any]) -> str:

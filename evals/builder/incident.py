@@ -97,7 +97,7 @@ class Incident(Logs):
             o.inserts.append(ins)
 
     def step_at(self, pod: Pod, t: int) -> int:
-        att = self.attempts[pod.ref.attempt]
+        att = self.attempts[pod.attempt]
         if "first_step" not in att.ms:
             return 0
         return att.first_step_no + max(0, int((t - att.ms["first_step"]) / (self.s.background["step_seconds"] * NS)))

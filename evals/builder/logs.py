@@ -45,7 +45,7 @@ class Logs(World):
             if name == "cid":
                 ref, _, cname = arg.partition("/")
                 p = self.pod_ref(ref, at)
-                return p.ctr(cname).cid
+                return p.container(cname).cid
             if name in ("pool", "mig") and arg in self.pools:
                 return arg if name == "pool" else f"gke-{w['cluster']}-{arg}-{self.pools[arg]}-grp"
             if name in ("pod", "uid", "host"):

@@ -91,6 +91,34 @@ class Pod:
         name = name or MAIN[self.ref.role]
         return self.ctrs.get(name) or next((c for c in self.ctrs.values() if c.name == name), None)
 
+    def container(self, name: str | None) -> Ctr:
+        """ctr(), for a container the scenario says the pod has (ShapeError if it has none of that name)."""
+        c = self.ctr(name)
+        if c is None:
+            raise ShapeError(f"{self.ref}: no container {name or MAIN[self.ref.role]!r}")
+        return c
+
+    @property
+    def host(self) -> Node:
+        """Its node; only a scheduled pod's is asked for (ShapeError otherwise)."""
+        if self.node is None:
+            raise ShapeError(f"{self.ref} has no node: it was never scheduled")
+        return self.node
+
+    @property
+    def placed(self) -> int:
+        """When it was scheduled; only a scheduled pod's is asked for (ShapeError otherwise)."""
+        if self.scheduled is None:
+            raise ShapeError(f"{self.ref} was never scheduled")
+        return self.scheduled
+
+    @property
+    def attempt(self) -> int:
+        """The restart attempt it belongs to (a built pod's reference always names one)."""
+        if self.ref.attempt is None:
+            raise ShapeError(f"{self.ref}: no attempt")
+        return self.ref.attempt
+
     @property
     def hostname(self) -> str:
         return self.job.name + "-" + str(self.ref.vm if self.ref.role == "worker" else 0)

@@ -114,6 +114,7 @@ class Pods(World):
         runs = [r for r in c.runs if r.start <= end]
 
         def term(r: Run) -> dict[str, Any]:
+            assert r.end is not None  # a terminated run
             cid = c.cid if r is runs[-1] else hashlib.sha256(f"{c.cid}/{r.start}".encode()).hexdigest()
             t = {"containerID": f"containerd://{cid}", "exitCode": r.exit_code, "reason": r.reason,
                  "startedAt": fmt_ns(r.start, 0), "finishedAt": fmt_ns(r.end, 0)}
@@ -165,7 +166,7 @@ class Pods(World):
             spec["priorityClassName"] = "medium"
             spec["volumes"] = [{"hostPath": {"path": "/tmp", "type": ""}, "name": "shared-tmp"}]
         if pod.scheduled is not None and pod.scheduled <= end:
-            spec["nodeName"] = pod.node.name
+            spec["nodeName"] = pod.host.name
         statuses = {c.name: self.ctr_status(pod, c, end) for c in pod.ctrs.values() if not c.hidden}
         conds = []
         ts = lambda t: fmt_ns(t, 0)  # noqa: E731
@@ -213,8 +214,8 @@ class Pods(World):
                               "lastTransitionTime": ts(pod.shutdown[0])})
         status: dict[str, Any] = {"phase": phase, "conditions": conds, "qosClass": "Burstable" if pod.ref.role == "head" else "BestEffort"}
         if pod.scheduled is not None and pod.scheduled <= end:
-            status.update(hostIP=pod.node.ip, hostIPs=[{"ip": pod.node.ip}], podIP=pod.node.ip,
-                          podIPs=[{"ip": pod.node.ip}], startTime=ts(pod.scheduled))
+            status.update(hostIP=pod.host.ip, hostIPs=[{"ip": pod.host.ip}], podIP=pod.host.ip,
+                          podIPs=[{"ip": pod.host.ip}], startTime=ts(pod.scheduled))
             status["containerStatuses"] = [statuses[c.name] for c in main]
             if init:
                 status["initContainerStatuses"] = [statuses[c.name] for c in init]

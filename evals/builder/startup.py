@@ -6,7 +6,7 @@ from pathways_workload.evals import scenarios as sc
 from pathways_workload.evals.scenarios import NS, Item, fmt_ns
 
 from .events import Events
-from .model import BACKOFF_CAP, HEAD_ORDER, Attempt, Ctr, Pod
+from .model import BACKOFF_CAP, HEAD_ORDER, Attempt, Ctr, Pod, ShapeError
 
 
 class Startup(Events):
@@ -28,9 +28,9 @@ class Startup(Events):
             if pod.scheduled is None:
                 continue
             self.event_pod(pod, pod.scheduled, "Scheduled",
-                           f"Successfully assigned {self.w['namespace']}/{pod.name} to {pod.node.name}",
+                           f"Successfully assigned {self.w['namespace']}/{pod.name} to {pod.host.name}",
                            component="default-scheduler")
-            self.node_log(pod.node, pod.scheduled + self.jitter(0.05, 0.3), "kubelet", self.glog(
+            self.node_log(pod.host, pod.scheduled + self.jitter(0.05, 0.3), "kubelet", self.glog(
                 "I", pod.scheduled, 2187, "kubelet.go:2459",
                 f'"SyncLoop ADD" source="api" pods=["{self.w["namespace"]}/{pod.name}"]'))
             for c in pod.ctrs.values():
@@ -109,7 +109,7 @@ class Startup(Events):
         for i, r in enumerate(c.runs):
             pull = c.pull_at if i == 0 else r.start - self.jitter(1.5, 3)
             self.event_pod(pod, pull, "Pulling", f'Pulling image "{img}"', container=c.name)
-            self.node_log(pod.node, pull + self.jitter(0.01, 0.1), "container-runtime",
+            self.node_log(pod.host, pull + self.jitter(0.01, 0.1), "container-runtime",
                           f'time="{fmt_ns(pull)}" level=info msg="PullImage \\"{img}\\""')
             took = (r.start - pull) / NS - 0.4
             self.event_pod(pod, r.start - NS // 2, "Pulled",
@@ -117,7 +117,7 @@ class Startup(Events):
                            f"Image size: {size} bytes.", container=c.name)
             self.event_pod(pod, r.start - NS // 4, "Created", f"Created container: {c.name}", container=c.name)
             self.event_pod(pod, r.start, "Started", f"Started container {c.name}", container=c.name)
-            self.node_log(pod.node, r.start + self.jitter(0.05, 0.2), "kubelet", self.glog(
+            self.node_log(pod.host, r.start + self.jitter(0.05, 0.2), "kubelet", self.glog(
                 "I", r.start, 2187, "kubelet.go:2491",
                 f'"SyncLoop (PLEG): event for pod" pod="{self.w["namespace"]}/{pod.name}" event={{"ID":"{pod.uid}",'
                 f'"Type":"ContainerStarted","Data":"{c.cid}"}}'))
@@ -133,13 +133,15 @@ class Startup(Events):
             f'rpc error: code = NotFound desc = failed to pull and unpack image "{img}": failed to resolve '
             f'reference "{img}": {img}: not found'), pod, at=it.at)
         stop = min(att.end or self.s.end, self.s.end)
+        if c.pull_at is None:
+            raise ShapeError(f"{it.where()}: {pod.ref}/{c.name} is never pulled")
         t, backoff, first = c.pull_at, 10 * NS, None
         while t < stop:
             self.event_pod(pod, t, "Pulling", f'Pulling image "{img}"', container=c.name)
-            self.node_log(pod.node, t + self.jitter(0.01, 0.1), "container-runtime",
+            self.node_log(pod.host, t + self.jitter(0.01, 0.1), "container-runtime",
                           f'time="{fmt_ns(t)}" level=info msg="PullImage \\"{img}\\""')
             tf = t + self.jitter(0.4, 1.6)
-            self.node_log(pod.node, tf, "container-runtime", f'time="{fmt_ns(tf)}" level=error msg="PullImage '
+            self.node_log(pod.host, tf, "container-runtime", f'time="{fmt_ns(tf)}" level=error msg="PullImage '
                           f'\\"{img}\\" failed" error="{err.replace(chr(34), chr(92) + chr(34))}"', "ERROR")
             ev = self.event_pod(pod, tf, "Failed", f'Failed to pull image "{img}": {err}', "Warning", c.name)
             first = first or ev

@@ -72,7 +72,7 @@ class Timeline(World):
         if "pods_created" in att.blocked:  # the Jobs exist but no pod is ever created (refused, or suspended)
             return
         if self.schedule(head, head.created + self.jitter(0.4, 1.5)):
-            ready = self.start_containers(head, list(HEAD_ORDER), head.scheduled, att)
+            ready = self.start_containers(head, list(HEAD_ORDER), head.placed, att)
             rm, px, cl = (head.ctrs[c].started for c in HEAD_ORDER)
             if rm is not None and "rm_serving" not in att.blocked:
                 ms["rm_serving"] = rm + self.jitter(2, 4)
@@ -91,7 +91,7 @@ class Timeline(World):
                 pod.created = ms["head_ready"] + self.jitter(0.1, 0.8)
                 if not self.schedule(pod, pod.created + self.jitter(0.3, 1.5)):
                     continue
-                started = self.start_containers(pod, list(pod.ctrs), pod.scheduled, att)
+                started = self.start_containers(pod, list(pod.ctrs), pod.placed, att)
                 if started is None:
                     continue
                 if "worker_serving" not in att.blocked:
@@ -164,7 +164,7 @@ class Timeline(World):
         c = self.ctr_of(pod, it)
         if not c.runs:
             raise ShapeError(f"{it.where()}: {pod.ref}/{c.name} never starts, so it cannot crash-loop")
-        att = self.attempts[pod.ref.attempt]
+        att = self.attempts[pod.attempt]
         stop = min(att.end or self.s.end, self.s.end)
         after = parse_duration(it.spec.get("after", "4s"))
         code = int(it.spec.get("exit_code", 1))

@@ -316,9 +316,11 @@ def main() -> int:
     """python -m pathways_workload.evals.fakes.bigquery_server DIR [--port N] [--dataset P.D]: the folder's entries as `P.D._AllLogs`."""
     from . import serve
 
-    args = serve.arguments("pathways_workload.evals.fakes.bigquery_server", lambda ap: ap.add_argument(
-        "--dataset", default="logs-project.pathways_logs", metavar="PROJECT.DATASET",
-        help="the linked dataset the view is served as (default: %(default)s)"))
+    def option(ap) -> None:
+        ap.add_argument("--dataset", default="logs-project.pathways_logs", metavar="PROJECT.DATASET",
+                        help="the linked dataset the view is served as (default: %(default)s)")
+
+    args = serve.arguments("pathways_workload.evals.fakes.bigquery_server", option)
     project, _, dataset = args.dataset.partition(".")
     s = serve.describe(args.folder)
     server = BigQueryServer(FakeBigQuery(s.entries, project=project, dataset=dataset), args.port)

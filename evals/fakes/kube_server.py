@@ -94,7 +94,7 @@ def _page(kind: str, items: list[dict], query: dict, cap: int | None = None) -> 
 
 
 def _path_value(obj: dict, dotted: str):
-    cur = obj
+    cur: object = obj
     for part in dotted.split("."):
         if not isinstance(cur, dict):
             return None

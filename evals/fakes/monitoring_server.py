@@ -83,7 +83,8 @@ class MonitoringFake:
 
         import grpc
 
-        self.series, self.requests, self.silent = series, [], silent
+        self.series, self.silent = series, silent
+        self.requests: list[dict] = []
         if silent:
             self.sock = socket.socket()
             self.sock.bind(("127.0.0.1", port))

@@ -103,6 +103,7 @@ def capture(cmd: list[str], env: dict[str, str], timeout_s: float) -> dict:
     os.close(note_w)
     Path(CURRENT).write_text(f"{proc.pid}\n")  # run.sh kills this session if record.py itself is killed
     sel = selectors.DefaultSelector()
+    assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
     tags = {proc.stdout.fileno(): "O", proc.stderr.fileno(): "E", note_r: "N"}
     pending = {f: b"" for f in tags}
     for f, tag in tags.items():
@@ -158,8 +159,9 @@ def capture(cmd: list[str], env: dict[str, str], timeout_s: float) -> dict:
         rc = proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         rc = None
-    for f in (proc.stdout, proc.stderr):
-        f.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
     os.close(note_r)
     sig = ""
     code: int | str = "unknown"

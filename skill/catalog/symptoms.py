@@ -12,8 +12,10 @@ _ANY = ("container", "node", "event", "serial", "object")
 FATAL_SEVERITIES = ("CRITICAL", "ALERT", "EMERGENCY")
 # The last line of a Python traceback: an exception class (dotted, ending in Error or Exception, or one of the standard
 # library's lower-case ones: zlib.error, socket.timeout, socket.gaierror) at the start of the line, then its message.
-EXCEPTION_LINE = (r"^(?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror))"
-                  r"(?::|$)")
+# ... or a class of a library's `exceptions` module whose name says the status instead (google-api-core's
+# google.api_core.exceptions.Forbidden, NotFound, TooManyRequests ...).
+EXCEPTION_LINE = (r"^(?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror)"
+                  r"|(?:[a-z_]\w*\.)*exceptions\.[A-Z]\w*)(?::|$)")
 
 SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (
@@ -90,6 +92,11 @@ SYMPTOMS = (
         Pattern(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", 0.1, ("container",),
                 origin='recording:orbax-corrupt-manifest',
                 example='ValueError: DATA_LOSS: Error opening "cast" driver: Error op'),
+        # a class of a library's `exceptions` module named for the status it stands for (google-api-core)
+        Pattern(r"^(?:[a-z_]\w*\.)*exceptions\.[A-Z]\w*(?::|$)", 0.1, ("container",),
+                origin="https://github.com/googleapis/python-api-core/blob/main/google/api_core/exceptions.py",
+                example="google.api_core.exceptions.Forbidden: 403 POST https://storage.googleapis.com/upload/storage/"
+                        "v1/b/orchard-tb/o?uploadType=resumable: Permission 'storage.objects.create' denied"),
         # the standard library's lower-case exception classes (zlib.error, socket.timeout, socket.gaierror)
         Pattern(r"^(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror):", 0.1, ("container",),
                 origin='https://github.com/jcgregorio/httplib2/issues/317',

@@ -45,6 +45,12 @@ def _explanation_text(explanation: str | tuple[Text, ...], matched: frozenset[st
     return next((t.text for t in explanation if t.applies(matched)), None)
 
 
+def _sentence(text: str) -> str:
+    """A template that starts with a value ("{{ container_or_process }} on ...") starts its sentence in capitals when the
+    value starts with our own article ("a process in ..."); a name (a pod, a binary) stays as it is written."""
+    return text[0].upper() + text[1:] if text.startswith(("a ", "an ")) else text
+
+
 def _render(template: str | None, ctx: dict[str, str]) -> str | None:
     return None if template is None else _fill(template, ctx)
 
@@ -161,7 +167,7 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     for r in v.fate.marks if v.fate else []:  # what shows the restarts, the recovery or the wait
         evidence.setdefault(r.id, evidence_item(r, m.project))
     matched = matched_ids(v.root)
-    explanation = _render(_explanation_text(cls.explanation, matched), ctx) or cls.title
+    explanation = _sentence(_render(_explanation_text(cls.explanation, matched), ctx) or cls.title)
     if place := next((n[len(PLACE_NOTE):] for n in v.notes if n.startswith(PLACE_NOTE)), None):
         explanation += f" No signature names this death; read by where and when it happened: {place}."
     if v.too_soon:

@@ -1,14 +1,14 @@
 """The incident as one self-contained HTML page: the report and an SVG swimlane of what happened where.
 
 A lane per pod (or node, when no pod of the JobSet ran on it), grouped head first, then by slice; marks for start-up
-milestones, progress, restarts, the root cause and its symptoms, each a link to the evidence or timeline entry it
-stands for, with a <title> tooltip. Inline CSS and SVG only: the page loads nothing. Rendered through
-prompts/report.html.j2 with autoescaping, because every excerpt is untrusted log text.
+milestones, progress, the root cause, each Kubernetes Event as its reason says (EVENT_KIND: a scheduling wait, a
+back-off, a kill, a restart) and the failures that followed, each a link to the evidence or timeline entry it stands
+for, with a <title> tooltip; skill/telling/picture.py lays them out. Inline CSS and SVG only: the page loads nothing.
+Rendered through prompts/report.html.j2 with autoescaping, because every excerpt is untrusted log text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import jinja2
@@ -18,13 +18,24 @@ from ..diagnosis import Diagnosis
 from ..understanding.model import Workload, role_of
 from ..reading.records import Record, format_ns, occurrences
 from ..redact import redact
+from .picture import Lane, Mark, Swimlane, layout
 from .report import environment
 from .view import View, redacted_view
 
-LEFT, WIDTH, LANE_H, GROUP_H, TOP, MAX_TICKS, ALL_PODS = 300, 1000, 24, 20, 36, 60, 32
+MAX_TICKS, ALL_PODS = 60, 32
 NS = 1_000_000_000
-_RESTART_SYMPTOMS = {"jobset_restarting", "crashloop"}
-_SYMPTOM_BY_TITLE = {s.title: s.id for s in SYMPTOMS}
+# what each failure symptom is drawn as; the others are "symptom" (a failure that followed the root cause)
+_SYMPTOM_KIND = {"jobset_restarting": "restart", "crashloop": "backoff", "unschedulable": "waiting", "pod_killed": "kill"}
+_SYMPTOM_BY_TITLE = sorted(((s.title, s.id) for s in SYMPTOMS), key=lambda t: -len(t[0]))
+# a Kubernetes Event drawn as its reason says (kubelet, scheduler, autoscaler and JobSet reasons)
+EVENT_KIND = {
+    **dict.fromkeys(("FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp", "FailedScaleUp"), "waiting"),
+    **dict.fromkeys(("BackOff", "CrashLoopBackOff", "ImagePullBackOff", "BackOffPullImage"), "backoff"),
+    **dict.fromkeys(("Killing", "Evicted", "Preempted", "Preempting", "OOMKilling", "TerminationByKubelet",
+                     "NodeShutdown", "TaintManagerEviction"), "kill"),
+    **dict.fromkeys(("Restarting", "RestartJobSet", "JobSetRestarted"), "restart"),
+    **dict.fromkeys(("Scheduled", "Pulled", "Pulling", "Created", "Started", "SuccessfulCreate"), "milestone"),
+}
 
 
 @lru_cache(maxsize=1)
@@ -32,49 +43,6 @@ def html_environment() -> jinja2.Environment:
     """The report's template loader, with HTML autoescaping on (log text must never become markup)."""
     return jinja2.Environment(loader=environment().loader, undefined=jinja2.StrictUndefined, autoescape=True,
                               keep_trailing_newline=True)
-
-
-@dataclass
-class Mark:
-    ts: int
-    kind: str  # milestone | progress | restart | cause | symptom
-    href: str
-    title: str
-    x: float = 0.0
-    y: float = 0.0
-    estimated: bool = False  # one of an Event's repeats whose time Kubernetes did not keep: placed between the known
-
-
-@dataclass
-class Lane:
-    key: str
-    label: str
-    group: str
-    order: tuple
-    marks: list[Mark] = field(default_factory=list)
-    y: float = 0.0
-    band: tuple[float, float] | None = None  # progress seen from .. to (x)
-    activity: list[tuple[int, float]] = field(default_factory=list)  # the pod's chips' duty cycle: (sample end, %)
-    duty: list[tuple[float, float, float, str]] = field(default_factory=list)  # drawn: x0, x1, opacity, tip
-    tip: str = ""
-    since: int = 0  # a pod's creation (else its first record): head lanes are restart attempts, drawn in this order
-
-
-@dataclass
-class Swimlane:
-    width: int
-    height: int
-    groups: list[tuple[str, float]]  # label, y of its header
-    lanes: list[Lane]
-    ticks: list[tuple[float, str]]
-    restarts: list[Mark]  # JobSet restarts, drawn across every lane
-    stall: tuple[float, float, str] | None = None  # x from .. to, and its label: no progress from the last step to the end
-    end: tuple[float, str] | None = None  # x of the end of the data (or --at), and its label
-    labels: list[tuple[float, float, str]] = field(default_factory=list)  # x, y, text: the root cause, named
-
-    @property
-    def marks(self) -> list[Mark]:
-        return [m for lane in self.lanes for m in lane.marks]
 
 
 def _group(pod: str, model: Workload | None) -> tuple[str, tuple]:
@@ -126,16 +94,25 @@ class _Lanes:
         return self.lanes.setdefault("", Lane("", label, "JobSet", (4, 0, ""), tip="the JobSet, its Jobs and events"))
 
 
-def _kind(summary: str, ids: list[str], d: Diagnosis, progress_ids: set[str]) -> str:
+def _kind(summary: str, ids: list[str], d: Diagnosis, progress_ids: set[str], event: str = "") -> str:
+    """What a timeline row is drawn as: the root cause, progress, an Event by its reason, a symptom by what it is."""
     root = set(d.hypotheses[0].evidence) if d.hypotheses else set()
     if summary.startswith(f"{d.failure_class}:") or (bool(set(ids) & root) and ":" in summary):
         return "cause"
     if set(ids) & progress_ids or summary.startswith(("training progress seen", "last progress line")):
         return "progress"
-    symptom = _SYMPTOM_BY_TITLE.get(summary.split(":", 1)[0])
+    if event in EVENT_KIND:
+        return EVENT_KIND[event]
+    symptom = next((sid for title, sid in _SYMPTOM_BY_TITLE if summary.startswith((title + ":", title + " ("))), None)
     if symptom:
-        return "restart" if symptom in _RESTART_SYMPTOMS else "symptom"
+        return _SYMPTOM_KIND.get(symptom, "symptom")
     return "milestone"
+
+
+def event_reason(source: str, excerpt: str) -> str:
+    """The reason of an Event's excerpt ("FailedScheduling: 0/4 nodes ..."), "" for anything else."""
+    head = excerpt.split(":", 1)[0]
+    return head if source == "event" and head.isalnum() else ""
 
 
 def _resource_of(summary: str) -> str:
@@ -184,7 +161,7 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
     placed: set[str] = set()
     for i, t in enumerate(v.timeline, 1):
         ev = next((r for r in map(v.evidence_row, t.evidence) if r), None)
-        kind = _kind(t.summary, t.evidence, d, progress_ids)
+        kind = _kind(t.summary, t.evidence, d, progress_ids, event_reason(ev.item.source, ev.item.excerpt) if ev else "")
         known = next((where[x] for x in t.evidence if x in where), "")
         lane = lanes.of(ev.item.resource if ev else known or _resource_of(t.summary))
         tip = f"{t.timestamp} — {t.summary}" + (f" (×{t.count})" if t.count > 1 else "")
@@ -207,7 +184,8 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
         lanes.of(f"JobSet/{d.workload.jobset or ''}").marks.append(Mark(ts, "restart", href, what, estimated=not exact))
     for r in v.evidence:
         if r.item.id not in placed and r.ts and r.item.id not in {rec.id for _, _, rec in restarts}:
-            kind = "cause" if d.hypotheses and r.item.id in d.hypotheses[0].evidence else "symptom"
+            kind = "cause" if d.hypotheses and r.item.id in d.hypotheses[0].evidence else \
+                EVENT_KIND.get(event_reason(r.item.source, r.item.excerpt), "symptom")
             tip = f"{r.item.timestamp} — {r.item.excerpt}"
             lanes.of(r.item.resource).marks.append(Mark(r.ts, kind, f"#ev-{r.n}", tip))
     progress_row = next((i for i, t in enumerate(v.timeline, 1) if _kind(t.summary, t.evidence, d, progress_ids)
@@ -225,97 +203,7 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
     start = model.first_ts if model and model.first_ts else None
     last = model.last_progress.ts if model and model.last_progress else None
     stalled = last if d.status == "stalled" and last and end and end - last >= 5 * 60 * NS else None
-    return _layout(list(lanes.lanes.values()), start, end, stalled, d.failure_class)
-
-
-_TICK_STEPS_S = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
-
-
-def _ticks(t0: int, t1: int, scale) -> list[tuple[float, str]]:
-    """Round intervals (10 s ... 1 day), at most eight; the first label carries the date and the time zone."""
-    span_s = max((t1 - t0) / NS, 1)
-    step = next((x for x in _TICK_STEPS_S if span_s / x <= 8), _TICK_STEPS_S[-1]) * NS
-    first = -(-t0 // step) * step
-    out = []
-    for i, t in enumerate(range(first, t1 + 1, step)):
-        text = format_ns(t)
-        label = f"{text[:10]} {text[11:16]} UTC" if i == 0 else (text[11:19] if step < 60 * NS else text[11:16])
-        out.append((round(scale(t), 1), label))
-    return out
-
-
-def _collapse_quiet(lanes: list[Lane]) -> list[Lane]:
-    """Worker lanes with nothing on them become one "N quiet workers" lane per group."""
-    out: list[Lane] = []
-    quiet: dict[str, list[Lane]] = {}
-    for lane in lanes:
-        if not lane.marks and (lane.group.startswith("slice") or lane.group == "workers"):
-            quiet.setdefault(lane.group, []).append(lane)
-        else:
-            out.append(lane)
-    for group, idle in quiet.items():
-        if len(idle) == 1:
-            out.append(idle[0])
-            continue
-        names = ", ".join(x.key for x in idle[:6]) + (" …" if len(idle) > 6 else "")
-        out.append(Lane(f"quiet:{group}", f"{len(idle)} quiet workers", group, idle[0].order[:2] + ("~",),
-                        tip=f"nothing cited or seen on: {names}"))
-    return out
-
-
-def _layout(lanes: list[Lane], start: int | None = None, end: int | None = None, stalled: int | None = None,
-            cause: str = "") -> Swimlane:
-    lanes = _collapse_quiet(lanes)
-    for lane in lanes:  # head pods in the order they were created (restart attempts); a lane with no time last
-        if lane.group == "head":
-            first = lane.since or min((m.ts for m in lane.marks if m.ts), default=1 << 62)
-            lane.order = (0, 0, first, lane.key)
-    lanes.sort(key=lambda lane: lane.order)
-    stamps = [m.ts for lane in lanes for m in lane.marks if m.ts] + [t for t in (start, end) if t]
-    t0, t1 = (min(stamps), max(stamps)) if stamps else (0, 1)  # the axis runs to the end of the data (or --at)
-    span = max(t1 - t0, 1)
-    scale = lambda ts: LEFT + 10 + (ts - t0) / span * (WIDTH - LEFT - 60)  # noqa: E731
-    groups: list[tuple[str, float]] = []
-    y, current, restarts = TOP, None, []
-    for lane in lanes:
-        if lane.group != current:
-            current = lane.group
-            groups.append((current, y + 14))
-            y += GROUP_H
-        lane.y = y + LANE_H / 2
-        y += LANE_H
-        for m in lane.marks:
-            m.x, m.y = round(scale(m.ts), 1), lane.y
-        lane.marks.sort(key=lambda m: (m.kind == "progress", m.ts))  # progress ticks under the other marks
-        prog = [m.x for m in lane.marks if m.kind == "progress"]
-        lane.band = (min(prog), max(prog)) if len(prog) > 1 else None
-        lane.duty = _duty(lane.activity, t0, t1, scale)
-        restarts += [m for m in lane.marks if m.kind == "restart" and not lane.key]
-    ticks = _ticks(t0, t1, scale) if stamps else []
-    stall = None
-    if stalled and end:
-        minutes = (end - stalled) // (60 * NS)
-        stall = (round(scale(stalled), 1), round(scale(end), 1), f"no progress for {minutes} min")
-    end_mark = (round(scale(end), 1), "end of data") if end else None
-    causes = sorted((m for lane in lanes for m in lane.marks if m.kind == "cause"), key=lambda m: m.ts)
-    labels = [(causes[0].x, causes[0].y - 10, cause)] if causes and cause else []
-    return Swimlane(WIDTH, int(y + 10), groups, lanes, ticks, restarts, stall, end_mark, labels)
-
-
-def _duty(activity: list[tuple[int, float]], t0: int, t1: int, scale) -> list[tuple[float, float, float, str]]:
-    """A lane's duty-cycle band: one segment per run of samples at the same tenth, as dark as the chips were busy."""
-    out: list[tuple[float, float, float, str]] = []
-    run: list[tuple[int, float]] = []
-    for t, pct in activity + [(0, -1.0)]:
-        if run and (round(pct, -1) != round(run[0][1], -1) or t - run[-1][0] > 60 * NS):
-            a, b = max(run[0][0] - 60 * NS, t0), min(run[-1][0], t1)
-            top = max(p for _, p in run)
-            if b > a and top >= 1:
-                out.append((round(scale(a), 1), round(scale(b), 1), round(min(top, 100) / 100 * 0.85 + 0.1, 2),
-                            f"TPU duty cycle {top:.0f} % ({format_ns(run[0][0] - 60 * NS)} to {format_ns(run[-1][0])})"))
-            run = []
-        run.append((t, pct))
-    return out
+    return layout(list(lanes.lanes.values()), start, end, stalled, d.failure_class, d.workload.jobset or "")
 
 
 def render_html(d: Diagnosis, model: Workload | None = None, *, replay_files: int | None = None) -> str:

@@ -42,10 +42,15 @@ class SourceStats:
     last_ts: int = 0  # newest timestamp seen in any entry read (replay: "now")
     first_ts: int = 0
     files: int | None = None  # replay: the export files read (None for live sources)
+    timed_out: str = ""  # the first read that did not finish within --deadline, in one line (past_deadline)
 
     def gap(self, text: str) -> None:
         if text not in self.gaps:
             self.gaps.append(text)
+
+    def deadline_passed(self, line: str) -> None:
+        """Note a read the --deadline cut (the first one is what a diagnosis with nothing read reports)."""
+        self.timed_out = self.timed_out or line
 
 
 class Source(Protocol):
@@ -98,10 +103,28 @@ def unreachable(service: str, endpoint: str | None, default: str, flag: str, why
     return f"cannot reach {service} at {endpoint or default} ({why}): {fix}"
 
 
+def past_deadline(service: str, what: str, seconds: float, detail: str, fix: str = "narrow the window") -> str:
+    """One line for a read that did not finish within --deadline, the same words for every source."""
+    return (f"{service} {what} did not finish within the {seconds:g} s --deadline ({detail}): retry later, raise "
+            f"--deadline or {fix}")
+
+
+def read_timed_out(err: BaseException) -> bool:
+    """Whether `err` (a requests or urllib3 error, or what it wraps) is an answer that did not come in time (a read
+    timeout), as opposed to a connection never made or a reset."""
+    slow = (("read timeout", ("ReadTimeout", "ReadTimeoutError", "TimeoutError")),)
+    return connection_failure(err) is None and _kinds(err, slow) is not None
+
+
 def connection_failure(err: BaseException) -> str | None:
     """'unknown host', 'connection refused', 'TLS handshake failed', 'cannot connect' or 'connection timed out' when
     `err` (a requests or urllib3 error, or what it wraps) is a connection that could not be made at all; None for
     anything else (a reset, a read timeout, an HTTP status), which may pass on a retry."""
+    return _kinds(err, _UNREACHABLE)
+
+
+def _kinds(err: BaseException, table: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
+    """The first kind of `table` one of whose exception type names is in err's chain."""
     names: set[str] = set()
     todo: list[BaseException] = [err]
     seen: set[int] = set()
@@ -113,4 +136,4 @@ def connection_failure(err: BaseException) -> str | None:
         names.update(t.__name__ for t in type(e).__mro__)
         todo += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__, *e.args)
                  if isinstance(x, BaseException)]
-    return next((kind for kind, types in _UNREACHABLE if names.intersection(types)), None)
+    return next((kind for kind, types in table if names.intersection(types)), None)

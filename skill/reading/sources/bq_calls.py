@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import SourceError
-from .base import LogQuery, connection_failure, google_client, unreachable
+from .base import LogQuery, connection_failure, google_client, past_deadline, unreachable
 
 if TYPE_CHECKING:
     from .cloud_logging import Deadline
@@ -75,9 +75,8 @@ class FailFast:
                 or self.deadline.expired():
             cause = getattr(err, "cause", None) or err
             last = _short(f"{type(cause).__name__}: {cause}", 120)
-            return SourceError(f"Log Analytics query {q.name!r} on {self.table} did not finish within the "
-                               f"{self.deadline.seconds:g} s --deadline ({last}): retry later, raise --deadline or "
-                               "narrow the window")
+            return SourceError(past_deadline("Log Analytics", f"query {q.name!r} on {self.table}", self.deadline.seconds,
+                                             last))
         return err
 
     def _unreachable(self, why: str) -> str:

@@ -28,7 +28,7 @@ from ...errors import SourceError
 from ..objects import usable_objects
 from ..records import format_ns, parse_ts
 from .metrics import SeriesSet
-from .base import LogQuery, Source, SourceStats, connection_failure, google_client, unreachable
+from .base import LogQuery, Source, SourceStats, connection_failure, google_client, past_deadline, unreachable
 
 Progress = Callable[[str], None]
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -109,7 +109,12 @@ class RateLimiter:
 
 
 class _Cut(Exception):
-    """A read stopped for a reason that is a data gap, not an error the user must fix."""
+    """A read stopped for a reason that is a data gap, not an error the user must fix; `late` says what the
+    --deadline cut short (the last failure, or that no time was left), empty for other reasons."""
+
+    def __init__(self, why: str, late: str = ""):
+        super().__init__(why)
+        self.late = late
 
 
 def _retryable(err: Exception) -> str | None:
@@ -199,7 +204,8 @@ class CloudLoggingSource:
             if self.stats.logging_requests >= self.limits.max_requests:
                 raise _Cut(f"the cap of {self.limits.max_requests} entries.list requests per diagnosis was reached")
             if self.deadline.expired() or not self.limiter.acquire(self.deadline):
-                raise _Cut(f"the {self.limits.deadline_s:g} s deadline of the diagnosis passed")
+                late = "no time was left" if self.deadline.expired() else "the quota's wait would have passed it"
+                raise _Cut(f"the {self.deadline.seconds:g} s --deadline passed ({late})", late)
             self.stats.logging_requests += 1
             try:
                 page = self._request(body) or {}
@@ -220,7 +226,8 @@ class CloudLoggingSource:
             cap = min(self.limits.backoff_max_s, self.limits.backoff_initial_s * (2 ** (used[kind] - 1)))
             pause = self.rng.uniform(0, cap)  # "full jitter"
             if pause >= self.deadline.remaining():
-                raise _Cut(f"{_describe(last)}, and the deadline left no time to retry")
+                raise _Cut(f"{_describe(last)}, and the {self.deadline.seconds:g} s --deadline left no time to retry",
+                           _describe(last))
             self.retried += 1
             self.progress(f"Cloud Logging {_describe(last)} on {q.name}; retry {sum(used.values())} in {pause:.1f}s")
             self.sleep(pause)
@@ -284,6 +291,10 @@ class CloudLoggingSource:
                 page = self._page(q, token, size)
             except _Cut as cut:
                 self._gap_cut(q, str(cut), got, edge)
+                if cut.late:
+                    at = f" at {self.endpoint}" if self.endpoint else ""
+                    self.stats.deadline_passed(past_deadline(f"Cloud Logging{at}", f"query {q.name!r}",
+                                                             self.deadline.seconds, f"{cut.late}; {got} entries read"))
                 return
             for entry in page.get("entries") or ():
                 if not isinstance(entry, dict):

@@ -279,12 +279,19 @@ def _past_invalid(w: _Window, path: Path, report: FileReport, count: int, err: j
     report.skipped += 1
     if resync == -1:
         report.problems.append(
-            f"{path.name}: entry {count + 1} is cut off or not JSON ({err.msg}); the file ends there"
+            f"{path.name}: entry {count + 1} is cut off or not JSON ({_why(err)}); the file ends there"
         )
         return False
-    report.problems.append(f"{path.name}: entry {count + 1} is not valid JSON ({err.msg}); skipped it")
+    report.problems.append(f"{path.name}: entry {count + 1} is not valid JSON ({_why(err)}); skipped it")
     w.pos = resync
     return True
+
+
+def _why(err: json.JSONDecodeError) -> str:
+    """The decoder's complaint as words that stand alone: json's messages end in "at" before a position it gives
+    apart ("Unterminated string starting at"), a position in our read window, not in the file."""
+    msg = err.msg.removesuffix(" starting at").removesuffix(" at")
+    return msg[:1].lower() + msg[1:]
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')

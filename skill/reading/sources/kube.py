@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import cast
 
 from ...errors import SourceError
-from .base import SourceStats, connection_failure
+from .base import SourceStats, connection_failure, past_deadline, read_timed_out
 from .cloud_logging import Deadline
 
 JOBSET_GROUP, JOBSET_VERSION, JOBSET_PLURAL = "jobset.x-k8s.io", "v1alpha2", "jobsets"
@@ -101,15 +101,17 @@ class KubernetesSource:
         from urllib3.exceptions import HTTPError
 
         if self.deadline is not None and self.deadline.expired():
-            self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s deadline of the "
-                           "diagnosis passed)")
+            self.stats.gap(f"Kubernetes API: {what} not read (the {self.deadline.seconds:g} s --deadline passed)")
+            self.stats.deadline_passed(past_deadline(f"Kubernetes API at {self._host()}", f"read of {what}",
+                                                     self.deadline.seconds, "no time was left", fix="pass --no-kube"))
             return None
         if self.down:
             self.stats.gap(f"Kubernetes API: {what} not read (the API server was unreachable: {self.down})")
             return None
         self.requests += 1
+        timeout = self._timeout()
         try:
-            resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(), **kw)
+            resp = fn(*args, _preload_content=False, _request_timeout=timeout, **kw)
             self.answered = True
             return json.loads(resp.data or b"{}")
         except ApiException as err:
@@ -132,9 +134,23 @@ class KubernetesSource:
             if why and not self.answered:
                 raise SourceError(self._unreachable(why)) from err
             self.down = why  # no connection at all (a read timeout or a reset may pass by the next read)
-            self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
-                           "diagnosed from Cloud Logging only for it")
+            if read_timed_out(err):
+                self._slow(what, timeout[1])
+            else:
+                self.stats.gap(f"Kubernetes API at {self._host()} unreachable reading {what} ({type(err).__name__}); "
+                               "diagnosed from Cloud Logging only for it")
         return None
+
+    def _slow(self, what: str, share: float) -> None:
+        """A read the API server sent no answer to in the share of the --deadline it had (each attempt a part of what
+        was left): a gap, and the line a diagnosis with nothing read reports."""
+        spent = self.deadline is None or self.deadline.remaining() < 1.0
+        why = "read timeout" if spent else f"no answer in the {share:.1f} s it had of it"
+        self.stats.gap(f"Kubernetes API at {self._host()}: {what} not read ({why}); diagnosed from Cloud Logging only "
+                       "for it")
+        if self.deadline is not None:
+            self.stats.deadline_passed(past_deadline(f"Kubernetes API at {self._host()}", f"read of {what}",
+                                                     self.deadline.seconds, why, fix="pass --no-kube"))
 
     def _unreachable(self, why: str) -> str:
         """One line for an API server no connection could be made to, with what to check."""
