@@ -83,8 +83,8 @@ class MonitoringFake:
 
         import grpc
 
+        self.requests: list = []
         self.series, self.silent = series, silent
-        self.requests: list[dict] = []
         if silent:
             self.sock = socket.socket()
             self.sock.bind(("127.0.0.1", port))

@@ -196,7 +196,7 @@ def swimlane(v: View, model: Workload | None = None) -> Swimlane:
         if progress_row and s.record.id not in placed and s.record.pod:
             lanes.of(s.record.pod).marks.append(Mark(s.ts, "progress", f"#tl-{progress_row}",
                                                      f"{format_ns(s.ts)} — {redact(s.record.text[:200])}"))
-    if model is not None and model.series is not None:  # the chips' duty cycle under each pod's lane
+    if model is not None and model.series is not None:  # the chips' duty cycle under each pod's lane (issue 42)
         for lane in lanes.lanes.values():
             lane.activity = model.series.activity(lane.key)
     end = model.now if model and model.now else None

@@ -172,19 +172,19 @@ def _note(x: float, width_px: float, chart: float, y: float, text: str, kind: st
 
 
 def duty_band(activity: list[tuple[int, float]], t0: int, t1: int, pct) -> list[tuple[float, float, float, str]]:
-    """A lane's duty-cycle band (docs/metrics.md): one segment per run of 60 s samples at the same tenth, as dark as
-    the chips were busy; idle minutes are left blank."""
+    """A lane's duty-cycle band (issue 42): one segment per run of 60 s samples at the same tenth, as dark as the
+    chips were busy."""
     out: list[tuple[float, float, float, str]] = []
     run: list[tuple[int, float]] = []
-    for t, value in activity + [(0, -1.0)]:
-        if run and (round(value, -1) != round(run[0][1], -1) or t - run[-1][0] > 60 * NS):
+    for t, v in activity + [(0, -1.0)]:
+        if run and (round(v, -1) != round(run[0][1], -1) or t - run[-1][0] > 60 * NS):
             a, b = max(run[0][0] - 60 * NS, t0), min(run[-1][0], t1)
-            top = max(v for _, v in run)
+            top = max(p for _, p in run)
             if b > a and top >= 1:
                 out.append((pct(a), pct(b), round(min(top, 100) / 100 * 0.85 + 0.1, 2),
                             f"TPU duty cycle {top:.0f} % ({format_ns(run[0][0] - 60 * NS)} to {format_ns(run[-1][0])})"))
             run = []
-        run.append((t, value))
+        run.append((t, v))
     return out
 
 
