@@ -38,6 +38,8 @@ def series_stall(c: RuleContext) -> Hypo | Literal[False] | None:
     steps = (f"; the last progress line is {(model.now - last.ts) // (60 * NS)} min before the end" if last
              else "; the program printed no progress line")
     busy = f.last_busy()
+    if busy is None and last is None:
+        return None  # no chip ever worked and no step was ever printed: nothing stopped, it never started (the logs decide)
     detail = (f"every chip of the workload at 0 % duty cycle for {minutes} min to the end of the data"
               + (f" (the last working sample {format_ns(busy[0])}, {busy[1]:.0f} %)" if busy else " (none worked)")
               + steps)
