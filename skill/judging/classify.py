@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
-from ..understanding.death import workload_process
+from ..understanding.death import killed_process, workload_process
 from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS
 from .fatal import secs, stalled_then_failed, unknown_root
@@ -18,7 +17,7 @@ from ..reading.records import rm_address
 from ..understanding.status import STUCK_PENDING_NS, decide
 from ..understanding.signals import Signal
 from .lifeline import Fate, fate_of
-from .runstate import activity, refusals, run_of, running_at_end, status_of  # noqa: F401 (re-exported)
+from .runstate import activity, run_of, running_at_end  # activity: re-exported for sufficiency and values
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
 from .series import series_stall
 from .survival import TOO_SOON_CONFIDENCE, after_last_life, death_class, deaths_survived, survival, too_soon_after
@@ -87,7 +86,6 @@ def _on_the_head_node(model: Workload, s: Signal) -> bool | None:
     node = _node(s) or s.groups.get("node")
     return None if not head else node == head or bool(node and node in s.record.text and head in s.record.text)
 KILL_BEFORE_NS, KILL_AFTER_NS = 60 * NS, 5 * 60 * NS
-KILL_COMM = re.compile(r"Kill(?:ed)? process \d+ \(([^)]+)\)")
 
 
 def _node(s: Signal) -> str | None:
@@ -99,7 +97,7 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
     log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
     node = _node(s)
-    comm = s.groups.get("comm") or (m.group(1) if (m := KILL_COMM.search(s.record.text)) else "")
+    comm = s.groups.get("comm") or killed_process(s.record.text) or ""
     if comm and workload_process(model, comm, node):
         return True  # a Pathways server or the JAX client named in the kill: the workload's process (issue 41)
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}

@@ -9,10 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..catalog import STALL, UNKNOWN
-from . import place
 from .classify import Verdict, classify
-from .place import by_place
-from ..understanding.death import killed, uncaught, workload_process
+from .place import by_place, refine
+from ..understanding.death import killed, killed_process, uncaught, workload_process
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
@@ -191,8 +190,8 @@ class Collector:
 def _kills_ours(model: Workload, event: dict) -> bool:
     """A Node Event that reports the kernel killing a Pathways server's process (by its name): the workload's, even on
     a node the data does not tie to its pods."""
-    m = re.search(r"Kill(?:ed)? process \d+ \(([^)]+)\)", str(event.get("message") or ""))
-    return m is not None and workload_process(model, m.group(1), None)
+    comm = killed_process(str(event.get("message") or ""))
+    return comm is not None and workload_process(model, comm, None)
 
 
 def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
@@ -262,7 +261,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     q5 = _last_words_queries(scope, model, verdict)
     late = list(source.read(q4 + q5)) if q4 or q5 else []  # phases four and five: one read
     context = _context([p for p in late if p[0] in q4], continued) if q4 else ()
-    if verdict.failure_class == UNKNOWN and (placed := place.refine(model, verdict.root, context)) is not None:
+    if verdict.failure_class == UNKNOWN and (placed := refine(model, verdict.root, context)) is not None:
         verdict = by_place(verdict, *placed)  # a death no signature names, read by where and when it died
     words = _records([p for p in late if p[0] in q5]) if q5 else ()
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),

@@ -7,13 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..reading.records import Record, format_ns
-from ..understanding.lives import Life, Lives, lives
-from ..understanding.status import Run, damage_times, pending_pods, recovered_since, waiting_since
+from ..understanding.lives import Life, Lives, step_number
+from ..understanding.status import Run, pending_pods, recovered_since, waiting_since
 from .fatal import span as _span
 
 NS = 1_000_000_000
-FATES = ("completed", "running", "starting", "recovered", "recovering", "crashing", "waiting", "degraded", "stalled",
-         "failed")
 
 
 @dataclass
@@ -40,7 +38,7 @@ def _restarts(n: int) -> str:
 
 def _per_step(life: Life) -> int | None:
     """How long one step takes in `life`, from its numbered progress lines (a loop may print every Nth step)."""
-    pairs = [(s.ts, n) for s in life.steps if (n := life.step_number(s)) is not None]
+    pairs = [(s.ts, n) for s in life.steps if (n := step_number(s)) is not None]
     rates = sorted((t2 - t1) // (n2 - n1) for (t1, n1), (t2, n2) in zip(pairs, pairs[1:]) if n2 > n1 and t2 > t1)
     return rates[len(rates) // 2] if rates else None
 
@@ -54,11 +52,11 @@ def _recovered(run: Run, lv: Lives, since: int, failed_at: int) -> Fate:
     first_after = after[0]
     if last_before is not None:
         f.downtime_ns = first_after.ts - last_before.ts
-        a, b = lv.last.step_number(last_before), lv.last.step_number(first_after)
+        a, b = step_number(last_before), step_number(first_after)
         if a is not None and b is not None and b <= a:
             f.steps_redone = a - b
         f.work_lost_ns = f.downtime_ns + (f.steps_redone or 0) * (_per_step(lv.last) or 0)
-    step = lv.last.step_number(first_after)
+    step = step_number(first_after)
     lost = ""
     if f.work_lost_ns is not None:
         parts = [f"{_span(f.downtime_ns or 0)} without steps"]
@@ -94,7 +92,7 @@ def _plain(state: str, lv: Lives) -> Fate:
 
 def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
     """The run's fate at the end of the data, from its lives and the status row that decided."""
-    lv = lives(run.model, run.symptoms)
+    lv = run.lives
     if row == "recovered after a restart" and (since := recovered_since(run)) is not None:
         return _recovered(run, lv, since, root_first_ts or since)
     if row == "waiting for a place after a restart" and (since := waiting_since(run)) is not None:
@@ -108,7 +106,7 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
     if status == "degraded":
         return _plain("degraded", lv)
     if status == "crashing":
-        damage = damage_times(run.symptoms)
+        damage = run.damage
         last_damage = damage[-1] if damage else 0
         stepping = [s for s in lv.last.steps if s.ts > last_damage]
         if stepping and lv.restarts:
@@ -119,7 +117,7 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
         return _plain("crashing", lv)
     waits = any(not p.ran for p in pending_pods(run.model))
     if waits and row in ("replacement waits", "unschedulable since the last restart", "pending, or decided by absence"):
-        if (lv.restarts or damage_times(run.symptoms)) and (since := waiting_since(run)) is not None:
+        if (lv.restarts or run.damage) and (since := waiting_since(run)) is not None:
             return _waiting(run, lv, since)
         return _plain("waiting", lv)
     return _plain("stalled", lv)

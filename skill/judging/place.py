@@ -27,7 +27,7 @@ from ..understanding.signals import Signal
 from ..catalog import UNKNOWN
 from .classify import Verdict
 from .ranking import Hypo
-from .survival import SERVERS
+from .survival import SERVERS, is_sidecar
 
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+,? in (?P<func>\S+)')
 FIRST_CALL_FIRST = re.compile(r"(?:Current thread|Stack) .{0,60}\(most recent call first\)|^Stack \(most recent call first\)")
@@ -57,10 +57,9 @@ class Death:
 
 
 def _program(model: Workload, r: Record) -> str:
-    c = r.container or ""
-    if c in SERVERS:
+    if r.container in SERVERS:
         return "server"
-    if "colocated" in c or "sidecar" in c:
+    if is_sidecar(r.container):
         return "sidecar"
     pod = model.pods.get(r.pod or "")
     return "client" if pod is None or pod.role == "head" else "sidecar"

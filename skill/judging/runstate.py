@@ -1,5 +1,5 @@
 """The run's state as the status rows read it: when the program was seen running, whether it ran at the end, what
-refused its pods a place; and the status from skill/understanding/status.py's table. Pure: no I/O."""
+refused its pods a place: the Run that skill/understanding/status.py's table reads. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..catalog import CLASSES
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
-from ..understanding.status import STALL_WINDOW_NS, Run, decide
+from ..understanding.status import STALL_WINDOW_NS, Run
 
 
 def activity(model: Workload) -> list[int]:
@@ -44,10 +44,3 @@ def run_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | 
     act = activity(model) if act is None else act
     return Run(model, symptoms, root, act, running_at_end(model, act, {s.target for s in symptoms}),
                refusals(symptoms, list(causes)))
-
-
-def status_of(model: Workload, symptoms: list[Signal], root: str, act: list[int] | None = None,
-              causes: Sequence[Signal] = ()) -> str:
-    """failed / crashing / stalled / degraded / healthy, from the JobSet and its pods, not from the class
-    (skill.understanding.status holds the table). `act`: activity(model), when the caller has it."""
-    return decide(run_of(model, symptoms, root, act, causes))[0]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from ..catalog import ABSENCE_CLASSES, UNKNOWN
 from ..catalog.places import SIDECAR
-from ..understanding.death import IGNORED
+from ..understanding.death import ignored_reports, in_ignored_report
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
 from ..understanding.status import STALL_WINDOW_NS
@@ -36,25 +36,6 @@ def wording(text: str) -> str:
 def _stream(s: Signal) -> tuple:
     r = s.record
     return (r.source, r.pod, r.container) if r.source == "container" else (r.source, r.node or r.obj, r.log)
-
-
-IGNORED_WINDOW_NS = 5 * NS  # CPython writes an unraisable report (header, traceback, exception) at once
-
-
-def ignored_reports(symptoms: list[Signal]) -> dict[tuple, list[int]]:
-    """Per container stream, when CPython began a report of an exception it ignored (sys.unraisablehook's default
-    output, Python/errors.c: "Exception ignored in: <object>")."""
-    out: dict[tuple, list[int]] = {}
-    for s in symptoms:
-        if s.record.source == "container" and IGNORED.match(s.record.text):
-            out.setdefault((s.record.pod, s.record.container), []).append(s.ts)
-    return out
-
-
-def in_ignored_report(s: Signal, reports: dict[tuple, list[int]]) -> bool:
-    if IGNORED.match(s.record.text):
-        return True
-    return any(0 <= s.ts - t <= IGNORED_WINDOW_NS for t in reports.get((s.record.pod, s.record.container), ()))
 
 
 def _exited_clean(model: Workload, s: Signal) -> bool:
@@ -129,11 +110,11 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
             out[r.id] = (f"{who} died, and the stepping program went on past it: {len(after)} progress lines over "
                          f"{span(after[-1] - d.ts)} after it, so it was not the run's death")
     # ... and what its container's failure set off (its exit, its restart, its back-off), around that death
-    helpers = {(d.record.pod, d.record.container): d.ts for d in deaths if d.record.id in out}
+    helpers = {(d.record.pod, d.record.container): (d.ts, out[d.record.id]) for d in deaths if d.record.id in out}
     for f in failures:
-        at = helpers.get((f.record.pod, f.record.container))
+        at, why = helpers.get((f.record.pod, f.record.container), (None, ""))
         if at is not None and f.record.id not in out and any(at - HELPER_NS <= t <= at + HELPER_NS for t in f.times):
-            out[f.record.id] = out[next(d.record.id for d in deaths if d.ts == at and d.record.id in out)]
+            out[f.record.id] = why
     return out
 
 
@@ -215,7 +196,11 @@ def too_soon_after(model: Workload, root: Hypo, damage: tuple[int, ...]) -> str 
             "export a later window, or read the pods' status, to see which.")
 
 
+def is_sidecar(container: str | None) -> bool:
+    """A colocated Python sidecar's container (colocated-python-sidecar, as every launcher names it)."""
+    return "colocated" in (container or "") or "sidecar" in (container or "")
+
+
 def death_class(death: Signal) -> str:
     """The class a helper's death would point to had it hurt the run: a colocated Python sidecar's is that class."""
-    c = death.record.container or ""
-    return SIDECAR if "colocated" in c or "sidecar" in c else UNKNOWN
+    return SIDECAR if is_sidecar(death.record.container) else UNKNOWN

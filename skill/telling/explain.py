@@ -118,8 +118,9 @@ def fate_out(v: Verdict) -> Fate | None:
         return None
     ts = lambda ns: format_ns(ns) or None if ns else None  # noqa: E731
     sec = lambda ns: round(ns / 1e9, 1) if ns is not None else None  # noqa: E731
-    attempts = [Attempt(index=a.index, started=ts(a.start), ended=ts(a.end or 0), first_step=ts(a.steps[0].ts) if
-                        a.steps else None, last_step=ts(a.steps[-1].ts) if a.steps else None, steps_read=len(a.steps))
+    attempts = [Attempt(index=a.index, started=ts(a.start), ended=ts(a.end or 0),
+                        first_step=ts(a.first_step.ts) if a.first_step else None,
+                        last_step=ts(a.last_step.ts) if a.last_step else None, steps_read=len(a.steps))
                 for a in f.attempts]
     return Fate(state=cast(FateState, f.state), summary=f.sentence, restarts=f.restarts, attempts=attempts,
                 recovered_at=ts(f.recovered_at or 0), waiting_since=ts(f.waiting_since or 0),

@@ -18,18 +18,45 @@ from .signals import Signal
 
 NS = 1_000_000_000
 OUTPUT_ENDS_NS = 60 * NS  # the program's output ends with the line: nothing of its stream this long after it
-RAN_ON_NS = 120 * NS
+RAN_ON_NS = 120 * NS  # ... and the run (steps, program launches) was not seen running this long after it
 IGNORED = re.compile(r"^Exception ignored (?:in|on|while)\b")  # Python/errors.c, the unraisable hook's header
-IGNORED_NS = 5 * NS  # the report is written at once: its exception line follows the header within this  # ... and the run (steps, program launches) was not seen running this long after it
+IGNORED_NS = 5 * NS  # the report is written at once: its exception line follows the header within this
 
 _DIED = next(s for s in SYMPTOMS if s.id == "program_died")
 UNCAUGHT = next(p for p in _DIED.patterns if p.id == "uncaught")
 KILLED = next(p for p in _DIED.patterns if p.id == "killed")
 _KILL = re.compile(KILLED.regex)
+# the process a kernel kill names, in whichever form it is reported (the kernel's line, node-problem-detector's
+# OOMKilling message, which may hold only "Killed process <pid> (<comm>) total-vm:...")
+KILL_COMM = re.compile(r"Kill(?:ed)? process \d+ \(([^)]+)\)")
 # A Pathways server's process anywhere (the images' binaries, kernel comm names); python only on a node of the JobSet
 PATHWAYS_PROCESS = re.compile(r"^(?:pathways[\w.-]*|proxy_server)$")
 JOBSET_NODE_PROCESS = re.compile(r"^(?:server|python[\d.]*)$")
 _EXCEPTION = re.compile("(?m)" + UNCAUGHT.regex)
+
+
+def ignored_reports(symptoms: list[Signal]) -> dict[tuple, list[int]]:
+    """Per container stream, when CPython began a report of an exception it ignored (sys.unraisablehook's default
+    output, Python/errors.c: "Exception ignored in: <object>"; in a __del__ or at interpreter shutdown). Its exception
+    line reads like any other, but the exception was never raised into the program."""
+    out: dict[tuple, list[int]] = {}
+    for s in symptoms:
+        if s.record.source == "container" and IGNORED.match(s.record.text):
+            out.setdefault((s.record.pod, s.record.container), []).append(s.ts)
+    return out
+
+
+def in_ignored_report(s: Signal, reports: dict[tuple, list[int]]) -> bool:
+    """The line is part of such a report: its header, or printed by the same stream right after one."""
+    if IGNORED.match(s.record.text):
+        return True
+    return any(0 <= s.ts - t <= IGNORED_NS for t in reports.get((s.record.pod, s.record.container), ()))
+
+
+def killed_process(text: str) -> str | None:
+    """The process a kernel kill line or OOMKilling message names (its comm), if any."""
+    m = KILL_COMM.search(text)
+    return m.group(1) if m else None
 
 
 def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
@@ -39,12 +66,7 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
     for p in model.progress:
         key = (p.record.pod, p.record.container)
         stepped[key] = max(stepped.get(key, 0), p.ts)
-    # CPython's report of an exception it ignored ("Exception ignored in: ...", sys.unraisablehook; in a __del__ or at
-    # interpreter shutdown) ends in the same "<type>: <value>" line, but the exception was never raised: no death
-    ignored: dict[tuple, list[int]] = {}
-    for s in symptoms:
-        if s.record.source == "container" and IGNORED.match(s.record.text):
-            ignored.setdefault((s.record.pod, s.record.container), []).append(s.ts)
+    ignored = ignored_reports(symptoms)
     last: dict[tuple[str, str], Signal] = {}
     for s in symptoms:
         r = s.record
@@ -55,7 +77,7 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
             continue
         if _EXCEPTION.search(r.text) is None:
             continue
-        if IGNORED.match(r.text) or any(0 <= s.ts - t <= IGNORED_NS for t in ignored.get(key, ())):
+        if in_ignored_report(s, ignored):
             continue  # never raised: not what ended the program
         last[key] = s
     running = model.running_times()

@@ -40,9 +40,11 @@ class Life:
     def last_step(self) -> Signal | None:
         return self.steps[-1] if self.steps else None
 
-    def step_number(self, s: Signal | None) -> int | None:
-        v = s.groups.get("step") if s is not None else None
-        return int(v) if v and v.isdigit() else None
+
+def step_number(s: Signal | None) -> int | None:
+    """The step a progress line names, if it names one."""
+    v = s.groups.get("step") if s is not None else None
+    return int(v) if v and v.isdigit() else None
 
 
 @dataclass

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..catalog import BY_ID, CLASSES, HEALTHY, SYMPTOMS
-from .lives import lives, stepping_since
+from .lives import Lives, lives, stepping_since
 from .model import PodInfo, Workload
 from .signals import Signal
 
@@ -37,6 +38,16 @@ class Run:
     @property
     def have(self) -> set[str]:
         return {s.target for s in self.symptoms}
+
+    @cached_property
+    def lives(self) -> Lives:
+        """The run's attempts (skill.understanding.lives), read once for every row and the fate."""
+        return lives(self.model, self.symptoms)
+
+    @cached_property
+    def damage(self) -> list[int]:
+        """When something failed: every occurrence of a failure symptom (a container failed, a restart, a death ...)."""
+        return sorted(t for s in self.symptoms if s.target in FAILURES for t in (s.times or [s.ts]))
 
     def last(self, symptom: str) -> int:
         return max((s.ts for s in self.symptoms if s.target == symptom), default=0)
@@ -100,30 +111,23 @@ def _containers_restarting(r: Run) -> bool:
     return "container_failed" in r.have and _anything_restarting(r.model)
 
 
-def damage_times(symptoms: list[Signal]) -> list[int]:
-    """When something failed: every occurrence of a failure symptom (a container failed, a restart, a death ...)."""
-    return sorted(t for s in symptoms if s.target in FAILURES for t in (s.times or [s.ts]))
-
-
 def recovered_since(r: Run) -> int | None:
     """The run restarted after a failure and its last attempt has stepped steadily since, up to the end: when it began
     stepping again. None when it has not (yet) recovered."""
     if r.root == HEALTHY or not r.running_at_end or _failed(r):
         return None
-    lv = lives(r.model, r.symptoms)
-    if not lv.restarts and not _anything_restarting(r.model):
+    if not r.lives.restarts and not _anything_restarting(r.model):
         return None  # no new attempt: a run that stepped on past a failure is judged by the rows below
     if any(not p.ran for p in pending_pods(r.model)):
         return None
-    return stepping_since(lv.last, r.model, damage_times(r.symptoms))
+    return stepping_since(r.lives.last, r.model, r.damage)
 
 
 def waiting_since(r: Run) -> int | None:
     """After a restart (or a failure), a replacement pod that never ran waits for a place while the scheduler or the
     autoscaler refuses it, for STUCK_PENDING_NS or more up to the end, and nothing stepped since: when the first
     refusal came. None otherwise."""
-    lv = lives(r.model, r.symptoms)
-    damage = damage_times(r.symptoms)
+    lv, damage = r.lives, r.damage
     since = lv.timed_restarts[-1] if lv.timed_restarts else (damage[-1] if lv.restarts or damage else None)
     if since is None or lv.last.steps and lv.last.steps[-1].ts > since:
         return None
