@@ -74,6 +74,25 @@ def test_containers_restarting_without_jobset_json_is_crashing():
     assert status(m, [sym("container_failed", 5)]) == ("crashing", "containers restarting")
 
 
+def test_a_container_that_restarted_once_and_ran_on_while_nothing_steps_is_a_hang_not_a_crash_loop():
+    m = model()
+    pod(m, WORKER, "Running", restarts=1, running=True)
+    # died at minute 5, back-off at 5, running since: past the kubelet's 10-minute back-off reset, no step since
+    assert status(m, [sym("container_failed", 5), sym("crashloop", 5)]) == ("stalled", "restarted, then hung")
+    # the same restart 5 minutes before the end: still within its crash loop
+    assert status(m, [sym("container_failed", 25)]) == ("crashing", "containers restarting")
+    # a JobSet restart is the run's restart cycle, whatever the container does since
+    assert status(m, [sym("jobset_restarting", 4), sym("container_failed", 5)])[0] == "crashing"
+    # a container that waits to be restarted, or a program that ended for good, is not a hang
+    other = model()
+    pod(other, WORKER, "Running", restarts=1, running=True)
+    other.pod(HEAD).phase = "Failed"
+    assert status(other, [sym("container_failed", 5)])[0] != "stalled"
+    waits = model()
+    pod(waits, WORKER, "Running", restarts=3, waiting="CrashLoopBackOff")
+    assert status(waits, [sym("container_failed", 5)]) == ("crashing", "containers restarting")
+
+
 def test_suspended_is_stalled():
     assert status(model(suspended=True)) == ("stalled", "suspended")
 

@@ -18,6 +18,9 @@ NS = 1_000_000_000
 # steps may still be compiling.
 STALL_WINDOW_NS = next(c.absence.wait_s for c in CLASSES if c.absence and c.absence.kind == "progress_stopped") * NS
 STUCK_PENDING_NS = 5 * 60 * NS
+# The kubelet resets a container's crash back-off once it has run 10 minutes without a problem (Kubernetes docs, "Pod
+# Lifecycle", container restart policy): a container running that long since its last restart is out of its crash loop.
+BACKOFF_RESET_NS = 10 * 60 * NS
 FAILURES = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 EXITED = frozenset({"container_failed", "job_failed", "program_died"})  # a program's end, by its status or its own logs  # unschedulable this long after the last restart, to the end: stalled
 
@@ -102,13 +105,31 @@ def _stuck_pending(r: Run) -> bool:
     return bool(since) and r.model.now - min(since) >= STUCK_PENDING_NS
 
 
+def _jobset_restarted(r: Run) -> bool:
+    return "jobset_restarting" in r.have or r.model.jobset_restarts > 0
+
+
 def _jobset_restarting(r: Run) -> bool:
-    return "jobset_restarting" in r.have or r.model.jobset_restarts > 0 or "crashloop" in r.have
+    return _jobset_restarted(r) or "crashloop" in r.have
 
 
 def _containers_restarting(r: Run) -> bool:
     """Containers restarted after failing, and one of them runs again or waits to: a pod in phase Failed is over."""
     return "container_failed" in r.have and _anything_restarting(r.model)
+
+
+def hung_after_restart(r: Run) -> int | None:
+    """A container failed and restarted, every container runs and has for BACKOFF_RESET_NS or more since the last
+    failure, no pod failed and the JobSet did not restart, yet the run has not stepped since: the restart is over and
+    the run hangs, it is not crash-looping. When the last failure came; None otherwise."""
+    if "container_failed" not in r.have or not _anything_restarting(r.model) or not r.damage or _jobset_restarted(r):
+        return None
+    if any(p.phase == "Failed" or any(not c.running for c in p.containers.values()) for p in r.model.pods.values()):
+        return None  # a container waits to be restarted, or a program ended for good: not a hang
+    since = r.damage[-1]
+    if r.model.now - since < BACKOFF_RESET_NS or any(s.ts > since for s in r.lives.last.steps):
+        return None  # a restarted helper prints its start-up again: only the run's steps count as going on
+    return since
 
 
 def recovered_since(r: Run) -> int | None:
@@ -185,6 +206,10 @@ ROWS: tuple[Row, ...] = (
         f"that never ran is Pending and the scheduler or autoscaler has refused it for {STUCK_PENDING_NS // NS // 60} "
         "min or more (FailedScheduling, a failed scale-up, a stockout or quota), with no step since: the run waits "
         "for capacity, it is not crash-looping", lambda r: waiting_since(r) is not None),
+    Row("stalled", "restarted, then hung", "a container failed and restarted, has run again for "
+        f"{BACKOFF_RESET_NS // NS // 60} min or more since the last failure (the kubelet resets its crash back-off after "
+        "10 min of running) with nothing waiting to be restarted, the JobSet did not restart, and the run has not stepped since: the restart is "
+        "over and the run hangs, it is not crash-looping", lambda r: hung_after_restart(r) is not None),
     Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0) or a "
         "container is in CrashLoopBackOff", _jobset_restarting),
     Row("crashing", "containers restarting", "a container failed and restarted, and runs again or waits to be restarted "
