@@ -76,6 +76,7 @@ def test_containers_restarting_without_jobset_json_is_crashing():
 
 def test_a_container_that_restarted_once_and_ran_on_while_nothing_steps_is_a_hang_not_a_crash_loop():
     m = model()
+    m.objects_seen.add("Pod")
     pod(m, WORKER, "Running", restarts=1, running=True)
     # died at minute 5, back-off at 5, running since: past the kubelet's 10-minute back-off reset, no step since
     assert status(m, [sym("container_failed", 5), sym("crashloop", 5)]) == ("stalled", "restarted, then hung")
@@ -85,12 +86,31 @@ def test_a_container_that_restarted_once_and_ran_on_while_nothing_steps_is_a_han
     assert status(m, [sym("jobset_restarting", 4), sym("container_failed", 5)])[0] == "crashing"
     # a container that waits to be restarted, or a program that ended for good, is not a hang
     other = model()
+    other.objects_seen.add("Pod")
     pod(other, WORKER, "Running", restarts=1, running=True)
     other.pod(HEAD).phase = "Failed"
     assert status(other, [sym("container_failed", 5)])[0] != "stalled"
     waits = model()
+    waits.objects_seen.add("Pod")
     pod(waits, WORKER, "Running", restarts=3, waiting="CrashLoopBackOff")
     assert status(waits, [sym("container_failed", 5)]) == ("crashing", "containers restarting")
+
+
+def test_the_same_hang_from_logs_and_events_alone_needs_the_kubelets_restart_and_output_after_it():
+    def at(target: str, minute: int) -> Signal:
+        s = sym(target, minute)
+        s.record.pod, s.record.container = WORKER, "sidecar"
+        return s
+
+    m = model()  # no Pod objects: the program's own death, the kubelet's BackOff, then its output again
+    m.stream_last[(WORKER, "sidecar")] = T0 + 6 * 60 * NS
+    assert status(m, [at("program_died", 5), at("crashloop", 5)]) == ("stalled", "restarted, then hung")
+    # no BackOff: nothing shows the kubelet restarted it (its output after the death may be its own last words)
+    assert status(m, [at("program_died", 5)])[1] != "restarted, then hung"
+    # restarted but silent since the back-off: not seen running again
+    quiet = model()
+    quiet.stream_last[(WORKER, "sidecar")] = T0 + 5 * 60 * NS
+    assert status(quiet, [at("program_died", 5), at("crashloop", 5)])[1] != "restarted, then hung"
 
 
 def test_suspended_is_stalled():

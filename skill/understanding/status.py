@@ -118,14 +118,36 @@ def _containers_restarting(r: Run) -> bool:
     return "container_failed" in r.have and _anything_restarting(r.model)
 
 
+def _restarted_and_running(r: Run) -> bool:
+    """Every container that died was restarted and runs. From the Pod objects: a container runs again after a restart,
+    every container runs and no pod failed. Without them (an export of logs and events only): every container whose
+    program died (its own fatal lines, or the kubelet's report) was restarted by the kubelet (its `BackOff` Event,
+    "Back-off restarting failed container", at or after the death) and printed again after that."""
+    m = r.model
+    if "Pod" in m.objects_seen:
+        return "container_failed" in r.have and _anything_restarting(m) and not any(
+            p.phase == "Failed" or any(not c.running for c in p.containers.values()) for p in m.pods.values())
+    deaths: dict[tuple[str, str], int] = {}
+    for s in r.symptoms:
+        if s.target in ("container_failed", "program_died") and s.record.pod and s.record.container:
+            key = (s.record.pod, s.record.container)
+            deaths[key] = max(deaths.get(key, 0), max(s.times or [s.ts]))
+    if not deaths:
+        return False
+    for (pod, container), died in deaths.items():
+        restarts = [s.ts for s in r.symptoms if s.target == "crashloop" and s.record.pod == pod
+                    and s.record.container == container and s.ts >= died]
+        if not restarts or m.stream_last.get((pod, container), 0) <= min(restarts):
+            return False
+    return True
+
+
 def hung_after_restart(r: Run) -> int | None:
-    """A container failed and restarted, every container runs and has for BACKOFF_RESET_NS or more since the last
-    failure, no pod failed and the JobSet did not restart, yet the run has not stepped since: the restart is over and
-    the run hangs, it is not crash-looping. When the last failure came; None otherwise."""
-    if "container_failed" not in r.have or not _anything_restarting(r.model) or not r.damage or _jobset_restarted(r):
+    """A container died and was restarted, every container runs and has for BACKOFF_RESET_NS or more since the last
+    failure, the JobSet did not restart, yet the run has not stepped since: the restart is over and the run hangs, it
+    is not crash-looping. When the last failure came; None otherwise."""
+    if not r.damage or _jobset_restarted(r) or not _restarted_and_running(r):
         return None
-    if any(p.phase == "Failed" or any(not c.running for c in p.containers.values()) for p in r.model.pods.values()):
-        return None  # a container waits to be restarted, or a program ended for good: not a hang
     since = r.damage[-1]
     if r.model.now - since < BACKOFF_RESET_NS or any(s.ts > since for s in r.lives.last.steps):
         return None  # a restarted helper prints its start-up again: only the run's steps count as going on
@@ -206,10 +228,11 @@ ROWS: tuple[Row, ...] = (
         f"that never ran is Pending and the scheduler or autoscaler has refused it for {STUCK_PENDING_NS // NS // 60} "
         "min or more (FailedScheduling, a failed scale-up, a stockout or quota), with no step since: the run waits "
         "for capacity, it is not crash-looping", lambda r: waiting_since(r) is not None),
-    Row("stalled", "restarted, then hung", "a container failed and restarted, has run again for "
-        f"{BACKOFF_RESET_NS // NS // 60} min or more since the last failure (the kubelet resets its crash back-off after "
-        "10 min of running) with nothing waiting to be restarted, the JobSet did not restart, and the run has not stepped since: the restart is "
-        "over and the run hangs, it is not crash-looping", lambda r: hung_after_restart(r) is not None),
+    Row("stalled", "restarted, then hung", "a container died and was restarted and every container runs (Pod objects; "
+        "without them, the kubelet's BackOff Event for each dead container and its output after it), for "
+        f"{BACKOFF_RESET_NS // NS // 60} min or more since the last failure (the kubelet resets a container's crash "
+        "back-off after 10 min of running), the JobSet did not restart, and the run has not stepped since: the restart "
+        "is over and the run hangs, it is not crash-looping", lambda r: hung_after_restart(r) is not None),
     Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0) or a "
         "container is in CrashLoopBackOff", _jobset_restarting),
     Row("crashing", "containers restarting", "a container failed and restarted, and runs again or waits to be restarted "
