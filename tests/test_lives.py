@@ -3,11 +3,12 @@ each where it can fail (a cut export, no Pod objects, one attempt, a recovery, a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from pathways_workload.skill.api import diagnose_replay
+from pathways_workload.skill.api import diagnose_replay, parse_ts
 from pathways_workload.skill.judging.place import Death, library_of, rule
 from pathways_workload.skill.judging.survival import wording
 
@@ -92,3 +93,34 @@ def test_library_paths():
     assert library_of("/usr/local/lib/python3.11/site-packages/orbax/checkpoint/a.py") == "orbax"
     assert library_of("/usr/lib/python3.11/threading.py") == "threading"
     assert library_of("/app/model/train.py") is None
+
+
+def test_a_helper_killed_for_memory_that_the_steps_went_past_is_survived_not_recovered_from():
+    """case-301: a sidecar's OOM kill (the kernel's report, the container's OOMKilled end, its restart) while the
+    trainer's steps keep their pace: the run never broke, so neither the class nor the fate is the kill's."""
+    d = diagnose_replay(FIXTURES / "case-301")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("no_failure_detected", "healthy", "running")
+    survived = {o.failure_class for o in d.observations if "not the run's death" in o.why_not_cause}
+    assert "host_oom" in survived
+
+
+def test_a_kill_that_ended_no_container_is_a_hang_with_or_without_pod_objects(tmp_path):
+    """case-302: the kernel killed a child of the client; every pod on that node Running, nothing restarted: the
+    client lives and hangs (stalled). Without the Pod objects the client's own output 10 and 20 minutes later, with no
+    end of a container reported, says the same; cut right after the kill, nothing does: the kill stays a death."""
+    d = diagnose_replay(FIXTURES / "case-302")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("host_oom", "stalled", "stalled")
+    cut = tmp_path / "case"
+    cut.mkdir()
+    for f in (FIXTURES / "case-302").glob("*.json"):
+        if f.name not in ("pods.json", "jobset.json"):
+            (cut / f.name).write_bytes(f.read_bytes())
+    bare = diagnose_replay(cut)
+    assert bare.failure_class == "host_oom" and bare.status == "stalled"
+    kill = next(e for e in d.evidence if "Killed process" in e.excerpt)
+    logs = json.loads((cut / "logs.json").read_text())
+    entries = logs if isinstance(logs, list) else logs["entries"]
+    until = parse_ts(kill.timestamp) + 60 * 10**9  # cut a minute after the kill: nothing yet shows the client alive
+    (cut / "logs.json").write_text(json.dumps([e for e in entries if parse_ts(e["timestamp"]) <= until]))
+    early = diagnose_replay(cut)
+    assert (early.failure_class, early.status) == ("host_oom", "failed")

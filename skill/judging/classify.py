@@ -301,7 +301,8 @@ def thresholds() -> list[tuple[str, str]]:
 def _helpers(model: Workload, symptoms: list[Signal], failure_syms: list[Signal]
              ) -> tuple[dict[str, str], list[Signal], list[Signal]]:
     """The helpers' deaths the stepping program went past ({id: why}), the failures left, the symptoms the status reads."""
-    helpers = deaths_survived(model, [s for s in failure_syms if s.target == "program_died"],
+    helpers = deaths_survived(model, [s for s in failure_syms if s.target in ("program_died", "container_failed",
+                                                                            "crashloop")],
                               [s for s in symptoms if s.target in FAILURE_SYMPTOMS])
     return (helpers, [s for s in failure_syms if s.record.id not in helpers],
             [s for s in symptoms if s.record.id not in helpers])

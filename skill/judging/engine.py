@@ -253,7 +253,7 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     col.causes += read_series(getattr(source, "metrics", None), model, now_ns)
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     col.symptoms += uncaught(model, col.symptoms)  # a program's death as its own output tells it
-    col.symptoms += killed(model, col.causes)  # ... and the kernel's OOM kill of one of its processes
+    col.symptoms += killed(model, col.causes, col.symptoms)  # ... and the kernel's OOM kill of one of its processes
     model.settings = path_settings(mine)
     verdict = classify(model, col.causes, col.symptoms)
     continued = _continued(verdict)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from ..catalog import ABSENCE_CLASSES, UNKNOWN
 from ..catalog.places import SIDECAR
-from ..understanding.death import ignored_reports, in_ignored_report
+from ..understanding.death import KILLED, ignored_reports, in_ignored_report
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
 from ..understanding.status import STALL_WINDOW_NS
@@ -90,8 +90,9 @@ def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...],
 
 
 def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Signal] = ()) -> dict[str, str]:
-    """Whose death matters (issue 41): a program's death (its fatal last words) that the stepping program went on past
-    is a helper's (a data-loader subprocess, a sidecar), not the run's: {the death's id: why}. The death of a Pathways
+    """Whose death matters (issue 41): a program's death (its fatal last words, or its container's end as the kubelet or
+    the Pod object report it: killed for memory, exited, backed off before its restart) that the stepping program went on past is a helper's (a
+    data-loader subprocess, a sidecar), not the run's: {the death's id: why}. The death of a Pathways
     server (worker, resource manager, proxy) is never judged here: the run cannot live without them. A death in the
     stepping program's own container needs the table's "ran on" (3 progress lines over 30 s: the stepping process is
     alive); a death in another container, that long of progress over the stall window (what it fed may run out)."""
@@ -100,9 +101,11 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
     out: dict[str, str] = {}
     for d in deaths:
         r = d.record
-        if r.source != "container" or not r.container or r.container in SERVERS:
+        if not r.container or r.container in SERVERS or r.pod is None:
             continue
         own = (r.pod, r.container) in stepping
+        if r.source != "container" and own:
+            continue  # the stepping program's own container ended: a restart after it is a recovery, not survival
         after = [t for t in steps if t > d.ts]
         need = RAN_ON_NS if own else RAN_ON_ELSEWHERE_NS
         if len(after) >= RAN_ON_LINES and after[-1] - d.ts >= need:
@@ -111,11 +114,21 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
                          f"{span(after[-1] - d.ts)} after it, so it was not the run's death")
     # ... and what its container's failure set off (its exit, its restart, its back-off), around that death
     helpers = {(d.record.pod, d.record.container): (d.ts, out[d.record.id]) for d in deaths if d.record.id in out}
+    # the node's reports of the same end (the kernel's kill, node-problem-detector's), which name no pod: on the
+    # helper's node, within a minute of it
+    nodes = {model.pods[p].node: at_why for (p, _), at_why in helpers.items() if p in model.pods and model.pods[p].node}
     for f in failures:
         at, why = helpers.get((f.record.pod, f.record.container), (None, ""))
         if at is not None and f.record.id not in out and any(at - HELPER_NS <= t <= at + HELPER_NS for t in f.times):
             out[f.record.id] = why
+        elif f.record.pod is None and f.record.node in nodes and f.record.id not in out:
+            at, why = nodes[f.record.node]
+            if any(abs(t - at) <= NODE_REPORT_NS for t in f.times):
+                out[f.record.id] = why
     return out
+
+
+NODE_REPORT_NS = 60 * NS  # the kernel's kill and the kubelet's report of the container's end come within a minute
 
 
 HELPER_NS = 10 * 60 * NS  # a helper container's exit, restart and back-off come within this of its death
@@ -202,5 +215,8 @@ def is_sidecar(container: str | None) -> bool:
 
 
 def death_class(death: Signal) -> str:
-    """The class a helper's death would point to had it hurt the run: a colocated Python sidecar's is that class."""
+    """The class a helper's death would point to had it hurt the run: a colocated Python sidecar's is that class, a
+    kernel's OOM kill host memory."""
+    if death.pattern is KILLED:
+        return "host_oom"
     return SIDECAR if is_sidecar(death.record.container) else UNKNOWN

@@ -11,6 +11,7 @@ replay with the Pod objects agree that the program died. Pure: no I/O."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..catalog import SYMPTOMS
 from .model import Workload
@@ -99,9 +100,10 @@ def workload_process(model: Workload, comm: str, node: str | None) -> bool:
     return bool(PATHWAYS_PROCESS.match(comm)) or (bool(JOBSET_NODE_PROCESS.match(comm)) and node in model.nodes)
 
 
-def killed(model: Workload, lines: list[Signal]) -> list[Signal]:
+def killed(model: Workload, lines: list[Signal], symptoms: Sequence[Signal] = ()) -> list[Signal]:
     """The kernel's OOM kills of the workload's processes, each a program's death (its pid once): the kill as the
-    serial console, the kernel log or node-problem-detector's OOMKilling Event tells it."""
+    serial console, the kernel log or node-problem-detector's OOMKilling Event tells it. A kill that ended no program
+    (`outlived`) is left out: it took a child of a program that lives on."""
     out: dict[tuple, Signal] = {}
     for s in sorted(lines, key=lambda s: (s.ts, s.record.id)):  # the earliest report of each kill, whatever the order read
         m = _KILL.search(s.record.text)
@@ -110,7 +112,34 @@ def killed(model: Workload, lines: list[Signal]) -> list[Signal]:
         node = s.record.node or (s.record.obj if s.record.kind == "Node" else None)
         if not workload_process(model, m.group("comm"), node):
             continue
+        if outlived(model, node, s.ts, symptoms):
+            continue  # a child of a program that lives on (a data-loader worker): no container ended
         pid = re.search(r"process (\d+)", m.group(0))
         out.setdefault((node, pid.group(1) if pid else m.group(0)),
                        Signal("symptom", _DIED.id, KILLED, s.record, {"comm": m.group("comm")}))
     return sorted(out.values(), key=lambda s: s.ts)
+
+
+OUTLIVED_NS = 5 * 60 * NS  # the stepping program printed this long after the kill: it was not the one killed
+_ENDS = frozenset({"container_failed", "crashloop", "job_failed", "program_died"})
+
+
+def outlived(model: Workload, node: str | None, at: int, symptoms: Sequence[Signal] = ()) -> bool:
+    """A kernel kill on `node` at `at` ended no program of the JobSet. The kernel kills a process, not a container; a
+    container whose main process it killed ends (the kubelet reports it, its restarts rise, its output stops), so a
+    kill that left them all running took a child (a data loader's worker, a subprocess). From the Pod objects: every
+    pod on that node Running, every container in it running and never restarted. Without them: the stepping
+    program's own container, on that node, printed OUTLIVED_NS or more after the kill, and no end of a container of
+    that node's pods (an exit, a back-off, a failed Job, a program's own fatal lines) was reported since."""
+    if not node:
+        return False
+    pods = [p for p in model.pods.values() if p.node == node]
+    if "Pod" in model.objects_seen:
+        return bool(pods) and all(p.phase == "Running" and p.containers and all(
+            c.running and not c.restarts for c in p.containers.values()) for p in pods)
+    names = {p.name for p in pods}
+    stepping = {(s.record.pod, s.record.container) for s in model.progress
+                if s.record.pod in names and s.record.container}
+    if not stepping or not any(model.stream_last.get((p, c or ""), 0) - at >= OUTLIVED_NS for p, c in stepping):
+        return False
+    return not any(s.target in _ENDS and s.record.pod in names and s.ts >= at for s in symptoms)
