@@ -15,5 +15,7 @@ CHECKPOINT_LIBS = frozenset({"orbax", "tensorstore"})
 COMPILE = "xla_compile_error"
 # JAX's own packages: on top while stepping, its runtime failed (memory, hardware, the servers ...): too many to name
 JAX_LIBS = frozenset({"jax", "jaxlib", "flax", "optax", "pathwaysutils"})
+# The kernel's OOM killer took the process (mm/oom_kill.c's "Killed process <pid> (<comm>)"): host memory
+KILLED_FOR_MEMORY = "host_oom"
 # The client's flags refused at start-up: a flag this jaxlib/libtpu build does not know is the other reading
 FLAGS_RIVAL = "libtpu_mismatch"

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..catalog import ABSENCE_CLASSES, UNKNOWN
-from ..catalog.places import SIDECAR
+from ..catalog.places import KILLED_FOR_MEMORY, SIDECAR
 from ..understanding.death import KILLED, ignored_reports, in_ignored_report
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
@@ -218,5 +218,5 @@ def death_class(death: Signal) -> str:
     """The class a helper's death would point to had it hurt the run: a colocated Python sidecar's is that class, a
     kernel's OOM kill host memory."""
     if death.pattern is KILLED:
-        return "host_oom"
+        return KILLED_FOR_MEMORY
     return SIDECAR if is_sidecar(death.record.container) else UNKNOWN
