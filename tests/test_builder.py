@@ -74,7 +74,8 @@ def test_expected_matches_contract(case: Path):
     exp = yaml.safe_load((case / "expected.yaml").read_text())
     keys = ["failure_class", "status", "root_cause_entities", "evidence", "fix_requires", "data_gaps_require", "tags"]
     assert list(exp) in (keys, keys + ["fate"])  # fate: optional (issue 41)
-    assert exp.get("fate", "failed") in ("completed", "running", "recovered", "crashing", "waiting", "failed", "stalled")
+    assert exp.get("fate", "failed") in ("completed", "running", "starting", "recovered", "recovering", "crashing",
+                                         "waiting", "degraded", "stalled", "failed")  # the output contract's fates
     assert f"`{exp['failure_class']}`" in (FIXTURES.parent / "docs" / "taxonomy.md").read_text()
     assert exp["status"] in ("failed", "crashing", "stalled", "degraded", "healthy")
     assert 0 <= len(exp["evidence"]) <= 3 and len(exp["fix_requires"]) <= 2
