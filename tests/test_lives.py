@@ -106,14 +106,14 @@ def test_a_helper_killed_for_memory_that_the_steps_went_past_is_survived_not_rec
 
 def test_a_kill_that_ended_no_container_is_a_hang_with_or_without_pod_objects(tmp_path):
     """case-302: the kernel killed a child of the client; every pod on that node Running, nothing restarted: the
-    client lives and hangs (stalled). Without the Pod objects the client's own output 10 and 20 minutes later, with no
-    end of a container reported, says the same; cut right after the kill, nothing does: the kill stays a death."""
+    client lives and hangs (stalled). Without the Pod objects, the events going on for 20 minutes with no end of a
+    container, a Job or the JobSet reported say the same; cut a minute after the kill, nothing does: a death."""
     d = diagnose_replay(FIXTURES / "case-302")
     assert (d.failure_class, d.status, d.fate and d.fate.state) == ("host_oom", "stalled", "stalled")
     cut = tmp_path / "case"
     cut.mkdir()
     for f in (FIXTURES / "case-302").glob("*.json"):
-        if f.name not in ("pods.json", "jobset.json"):
+        if f.name in ("logs.json", "events.json"):  # logs and events only: no Pod objects, no series
             (cut / f.name).write_bytes(f.read_bytes())
     bare = diagnose_replay(cut)
     assert bare.failure_class == "host_oom" and bare.status == "stalled"
@@ -122,5 +122,36 @@ def test_a_kill_that_ended_no_container_is_a_hang_with_or_without_pod_objects(tm
     entries = logs if isinstance(logs, list) else logs["entries"]
     until = parse_ts(kill.timestamp) + 60 * 10**9  # cut a minute after the kill: nothing yet shows the client alive
     (cut / "logs.json").write_text(json.dumps([e for e in entries if parse_ts(e["timestamp"]) <= until]))
+    events = json.loads((cut / "events.json").read_text())
+    events["items"] = [e for e in events["items"] if parse_ts(e.get("lastTimestamp") or e["firstTimestamp"]) <= until]
+    (cut / "events.json").write_text(json.dumps(events))
     early = diagnose_replay(cut)
     assert (early.failure_class, early.status) == ("host_oom", "failed")
+
+
+def test_a_kill_is_tied_to_its_pod_by_the_kernels_summary_whatever_the_process_calls_itself():
+    """case-303: the global OOM killer took `shard-reader-3` (a name the program set); the kernel's summary line names
+    its memory cgroup, the head pod's UID: the workload's kill (host_oom), and the program lives on (stalled)."""
+    d = diagnose_replay(FIXTURES / "case-303")
+    assert (d.failure_class, d.status) == ("host_oom", "stalled")
+    assert "shard-reader-3" in d.summary
+
+
+@pytest.mark.parametrize("cgroup", [
+    "/kubepods/burstable/pod645e4c29-f597-4e90-aec0-8b875c59dea3/cdfd04dd37b8",  # cgroupfs driver
+    "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod645e4c29_f597_4e90_aec0_8b875c59dea3.slice/"
+    "cri-containerd-cdfd04dd37b8.scope",  # systemd driver
+])
+def test_the_oom_summary_names_the_pod_in_either_cgroup_driver(cgroup):
+    from pathways_workload.skill.reading.records import Record
+    from pathways_workload.skill.understanding.death import workload_process
+    from pathways_workload.skill.understanding.model import Workload
+
+    m = Workload(jobset="js")
+    m.pod("js-head-0-0-abcde").uid = "645e4c29-f597-4e90-aec0-8b875c59dea3"
+    m.add_record(Record(id="k", ts=1, source="serial", log="serial", node="n1",
+                        text=f"[3497.9] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,"
+                             f"global_oom,task_memcg={cgroup},task=shard-reader-3,pid=9120,uid=0"))
+    assert workload_process(m, "shard-reader-3", "n1", "9120")
+    assert not workload_process(m, "shard-reader-3", "n1", "9121")  # another process: not named by this summary
+    assert not workload_process(m, "shard-reader-3", "n2", "9120")  # the same pid on another node

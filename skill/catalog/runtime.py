@@ -91,6 +91,13 @@ HOST_OOM = FailureClass(
         Pattern(r"Out of memory: Kill(?:ed)? process \d+ \((?P<comm>[^)]+)\)", 0.9, ("node", "serial", "event"), entities=("Node",),
                 needs="killed_the_workload", origin="https://github.com/docker/for-linux/issues/1001",
                 example="Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB"),
+        # The kernel's one-line summary of the kill names the killed process's memory cgroup, so its pod (the model
+        # reads the pod UID from it: understanding/model.py); support only: the kill lines above carry the weight.
+        Pattern(r"oom-kill:constraint=\w+,.*task_memcg=", 0.5, ("node", "serial"), entities=("Node",), support=True,
+                needs="killed_the_workload",
+                origin="https://github.com/torvalds/linux/blob/master/mm/oom_kill.c",
+                example="oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/kubepods/"
+                        "burstable/pod4f1c.../,task_memcg=/kubepods/burstable/pod4f1c.../a1b2...,task=python3,pid=15617,uid=0"),
         Pattern(r"^SystemOOM\b", 0.85, ("event",), entities=("Node",), needs="killed_the_workload",
                 origin="https://github.com/kubernetes/kubernetes/issues/88868",
                 example="SystemOOM event was not reported even when the memory limit hit was the root cgroup memory limit."),

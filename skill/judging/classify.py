@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
-from ..understanding.death import killed_process, workload_process
+from ..understanding.death import killed_pid, killed_process, workload_process
 from ..understanding.fate import touched
 from .impact import CAUSE_LEAD_NS
 from .fatal import secs, stalled_then_failed, unknown_root
@@ -98,7 +98,7 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
     node = _node(s)
     comm = s.groups.get("comm") or killed_process(s.record.text) or ""
-    if comm and workload_process(model, comm, node):
+    if comm and workload_process(model, comm, node, killed_pid(s.record.text)):
         return True  # a Pathways server or the JAX client named in the kill: the workload's process (issue 41)
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):

@@ -296,6 +296,8 @@ def _fill_event(rec: Record, ev: dict) -> None:
         rec.node = rec.obj
     src = ev.get("source") or {}
     rec.extra = {"component": src.get("component") or ev.get("reportingComponent"), "type": ev.get("type")}
+    if rec.kind == "Pod" and io.get("uid"):
+        rec.extra["uid"] = io["uid"]  # the pod's UID: what the kernel's OOM summary names (understanding/model.py)
     series = ev.get("series")
     count = (series.get("count") if isinstance(series, dict) else None) or ev.get("count")
     rec.count = count if isinstance(count, int) and 1 < count < 1_000_000 else 1

@@ -81,8 +81,8 @@ def context(model: Workload, root: Hypo, ents: list[Entity], symptoms: Sequence[
         "oom_exit": "yes" if any(c.last_exit_code == 137 or c.last_reason == "OOMKilled" for p in model.pods.values()
                                  for c in p.containers.values()) or OOM_EXIT.search(lines) else "",
         "container_or_process": (f"{container} in {pod}" if first and first.container else
-                                 (root.signals[0].groups["comm"] if root.signals and root.signals[0].groups.get("comm")
-                                  else f"a process in {pod}")),
+                                 next((s.groups["comm"] for s in root.signals if s.groups.get("comm")),
+                                      f"a process in {pod}")),
     }
 
 

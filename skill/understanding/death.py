@@ -93,11 +93,20 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
     return sorted(out, key=lambda s: s.ts)
 
 
-def workload_process(model: Workload, comm: str, node: str | None) -> bool:
+def workload_process(model: Workload, comm: str, node: str | None, pid: str | None = None) -> bool:
     """The kernel killed a process of this workload: a Pathways server's by its binary's name, anywhere in the data;
-    the JAX client's or a server's on a node the JobSet's pods ran on."""
+    the JAX client's or a server's on a node the JobSet's pods ran on; any process, whatever its name (a renamed
+    data-loader worker), whose memory cgroup the kernel's summary line names as one of the JobSet's pods."""
     comm = comm.strip()
-    return bool(PATHWAYS_PROCESS.match(comm)) or (bool(JOBSET_NODE_PROCESS.match(comm)) and node in model.nodes)
+    if PATHWAYS_PROCESS.match(comm) or (JOBSET_NODE_PROCESS.match(comm) and node in model.nodes):
+        return True
+    uid = model.oom_tasks.get((node, pid)) if node and pid else None
+    return uid is not None and model.pod_by_uid(uid) is not None
+
+
+def killed_pid(text: str) -> str | None:
+    m = re.search(r"Kill(?:ed)? process (\d+)", text)
+    return m.group(1) if m else None
 
 
 def killed(model: Workload, lines: list[Signal], symptoms: Sequence[Signal] = ()) -> list[Signal]:
@@ -110,9 +119,9 @@ def killed(model: Workload, lines: list[Signal], symptoms: Sequence[Signal] = ()
         if m is None:
             continue
         node = s.record.node or (s.record.obj if s.record.kind == "Node" else None)
-        if not workload_process(model, m.group("comm"), node):
+        if not workload_process(model, m.group("comm"), node, killed_pid(s.record.text)):
             continue
-        if outlived(model, node, s.ts, symptoms):
+        if outlived(model, node, s.ts, symptoms, killed_pid(s.record.text)):
             continue  # a child of a program that lives on (a data-loader worker): no container ended
         pid = re.search(r"process (\d+)", m.group(0))
         out.setdefault((node, pid.group(1) if pid else m.group(0)),
@@ -120,26 +129,29 @@ def killed(model: Workload, lines: list[Signal], symptoms: Sequence[Signal] = ()
     return sorted(out.values(), key=lambda s: s.ts)
 
 
-OUTLIVED_NS = 5 * 60 * NS  # the stepping program printed this long after the kill: it was not the one killed
-_ENDS = frozenset({"container_failed", "crashloop", "job_failed", "program_died"})
+OUTLIVED_NS = 5 * 60 * NS  # the data goes on this long after a kill with no end reported: it ended no container
+_ENDS = frozenset({"container_failed", "crashloop", "job_failed", "program_died", "jobset_restarting", "jobset_failed"})
 
 
-def outlived(model: Workload, node: str | None, at: int, symptoms: Sequence[Signal] = ()) -> bool:
+def outlived(model: Workload, node: str | None, at: int, symptoms: Sequence[Signal] = (), pid: str | None = None
+             ) -> bool:
     """A kernel kill on `node` at `at` ended no program of the JobSet. The kernel kills a process, not a container; a
-    container whose main process it killed ends (the kubelet reports it, its restarts rise, its output stops), so a
-    kill that left them all running took a child (a data loader's worker, a subprocess). From the Pod objects: every
-    pod on that node Running, every container in it running and never restarted. Without them: the stepping
-    program's own container, on that node, printed OUTLIVED_NS or more after the kill, and no end of a container of
-    that node's pods (an exit, a back-off, a failed Job, a program's own fatal lines) was reported since."""
+    container whose main process it killed ends, and Kubernetes says so within moments: the Pod's status (its
+    container terminated, its restarts rise), and Events (the kubelet's back-off before a restart, the Job's failure,
+    the JobSet's restart or failure). So a kill that left them all as they were took a child (a data loader's worker,
+    a subprocess). From the Pod objects: every pod on that node Running, every container in it running and never
+    restarted. Without them, for the pods on that node (or the pod the kernel's summary names): the data goes on
+    OUTLIVED_NS or more after the kill, the events were read, and no end was reported since (a container's failure or
+    back-off, a failed Job, a program's own fatal lines, the JobSet restarting or failing)."""
     if not node:
         return False
     pods = [p for p in model.pods.values() if p.node == node]
     if "Pod" in model.objects_seen:
         return bool(pods) and all(p.phase == "Running" and p.containers and all(
             c.running and not c.restarts for c in p.containers.values()) for p in pods)
-    names = {p.name for p in pods}
-    stepping = {(s.record.pod, s.record.container) for s in model.progress
-                if s.record.pod in names and s.record.container}
-    if not stepping or not any(model.stream_last.get((p, c or ""), 0) - at >= OUTLIVED_NS for p, c in stepping):
+    uid = model.oom_tasks.get((node, pid)) if pid else None
+    names = {p.name for p in pods} | ({pod} if uid and (pod := model.pod_by_uid(uid)) else set())
+    if not names or "events" not in model.logs_seen or model.now - at < OUTLIVED_NS:
         return False
-    return not any(s.target in _ENDS and s.record.pod in names and s.ts >= at for s in symptoms)
+    return not any(s.target in _ENDS and s.ts >= at and (s.record.pod in names or s.record.pod is None)
+                   for s in symptoms)

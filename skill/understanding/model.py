@@ -16,6 +16,12 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 _PULLED_IMAGE = re.compile(r'(?:Successfully pulled image|Container image) "([^"]+)"')
+# The kernel's one-line summary of an OOM kill (mm/oom_kill.c, dump_oom_summary, since Linux 5.0):
+# "oom-kill:constraint=CONSTRAINT_NONE,...,task_memcg=/kubepods/burstable/pod<uid>/<container id>,task=python3,pid=9120,uid=0"
+# names the killed process's memory cgroup, and a pod's cgroup carries its UID (cgroupfs: "pod<uid>"; systemd:
+# "kubepods-burstable-pod<uid with _>.slice"): the kill belongs to that pod whatever the process calls itself.
+_OOM_SUMMARY = re.compile(r"oom-kill:.*?task_memcg=(?P<cg>[^,]*),task=[^,]*,pid=(?P<pid>\d+)")
+_POD_UID = re.compile(r"pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
 # <jobset>-<workers job>-<slice>-<host>[-<suffix>]: xpk, gcluster and PathwaysJob name the job `worker`, pathwaysutils
 # `pathways-worker`, hand-written manifests `workers`, `tpu-workers`...
 COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
@@ -107,6 +113,9 @@ class Workload:
     spot_nodes: dict[str, bool] = field(default_factory=dict)  # node -> its Node object is labelled Spot
     # (pod, container) -> when that program's latest line was logged (what the engine read of its stream)
     stream_last: dict[tuple[str, str], int] = field(default_factory=dict)
+    # (node, pid) -> the UID of the pod whose memory cgroup held a process the kernel killed (its OOM summary line)
+    oom_tasks: dict[tuple[str, str], str] = field(default_factory=dict)
+    event_pod_uids: dict[str, str] = field(default_factory=dict)  # a pod's UID -> its name, as Events about it say
     sources_seen: set[str] = field(default_factory=set)
     symptoms: list[Signal] = field(default_factory=list)  # every symptom matched (the picture draws each restart)
     logs_seen: set[str] = field(default_factory=set)
@@ -219,8 +228,15 @@ class Workload:
             if "worker" in str(rj.get("name")):
                 self.num_slices = rj.get("replicas")
 
+    def pod_by_uid(self, uid: str) -> str | None:
+        """The pod with this UID: its Pod object's, else the one Events about it name."""
+        return next((p.name for p in self.pods.values() if p.uid == uid), None) or self.event_pod_uids.get(uid)
+
     def add_record(self, rec: Record) -> None:
         self.sources_seen.add(rec.source)
+        if rec.source in ("serial", "node") and "oom-kill:" in rec.text and rec.node:
+            if (m := _OOM_SUMMARY.search(rec.text)) and (uid := _POD_UID.search(m.group("cg"))):
+                self.oom_tasks[(rec.node, m.group("pid"))] = uid.group(1).replace("_", "-")
         self.logs_seen.add(rec.log)
         if rec.ts:
             self.first_ts = min(self.first_ts, rec.ts) if self.first_ts else rec.ts
@@ -231,6 +247,8 @@ class Workload:
                 info.first_seen = first
             if rec.node and not info.node:
                 info.node = rec.node
+            if rec.source == "event" and rec.extra.get("uid"):
+                self.event_pod_uids[rec.extra["uid"]] = rec.pod  # its UID as an Event names it (no Pod object needed)
             if rec.source == "container":
                 info.ran = True
                 if rec.container:
