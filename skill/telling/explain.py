@@ -8,7 +8,7 @@ from typing import cast
 
 import jinja2
 
-from ..catalog import BY_ID
+from ..catalog import BY_ID, HEALTHY
 from ..catalog.release import RELEASE
 from ..catalog.types import Text
 from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, FateState, Fix, Hypothesis, Observation, Risk, RootCause, Status,
@@ -82,6 +82,19 @@ def observations(v: Verdict, matrix: list[Finding]) -> list[Observation]:
         out.append(Observation(kind="support_matrix", failure_class=f.failure_class, evidence=list(f.evidence),
                                resource=f.resource, excerpt=f.text, why_not_cause=why))
     return out
+
+
+def _helper_death(v: Verdict) -> str:
+    """For a verdict of no failure, the first helper's death the run went on past (survival.deaths_survived), in words:
+    a healthy run that lost a process is not one whose warnings were all benign."""
+    if v.failure_class != HEALTHY:
+        return ""
+    o = next((o for o in v.observations if "not the run's death" in o.why), None)
+    if o is None:
+        return ""
+    r = o.signals[0].record
+    return (f"A helper died and the run went on: {r.resource} at {format_ns(r.ts)[11:16]} ({o.failure_class}; "
+            f"{o.why}).")
 
 
 def rival_sentence(v: Verdict) -> str:
@@ -175,6 +188,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
         explanation += " " + v.too_soon
     if v.fate and v.fate.sentence:
         explanation += " " + v.fate.sentence
+    if helper := _helper_death(v):
+        explanation += " " + helper
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
     if rival := rival_sentence(v):
         explanation += " " + rival
