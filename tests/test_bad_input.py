@@ -133,5 +133,9 @@ def test_a_cut_entry_is_said_in_words_that_stand_alone(tmp_path):
 
 
 def test_a_sentence_that_starts_with_our_own_words_starts_in_capitals():
-    # case-004: the killed process is named by its pod ("a process in ..."), at the start of the root cause's sentence
-    assert diagnose_replay(FIXTURES / "case-004").root_cause.explanation.startswith("A process in ")
+    # a killed process named by its pod ("a process in ...") starts the root cause's sentence; a binary's name does not
+    from pathways_workload.skill.telling.explain import _sentence
+
+    assert _sentence("a process in p-0 on n was killed").startswith("A process in ")
+    assert _sentence("proxy_server on n was killed").startswith("proxy_server")
+    assert diagnose_replay(FIXTURES / "case-004").root_cause.explanation.startswith("proxy_server on ")

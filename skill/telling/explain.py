@@ -10,7 +10,7 @@ import jinja2
 
 from ..catalog import BY_ID, HEALTHY
 from ..catalog.release import RELEASE
-from ..catalog.types import Text
+from ..catalog.types import FailureClass, Text
 from ..diagnosis import (Attempt, Budget, Diagnosis, Fate, FateState, Fix, Hypothesis, Observation, Risk, RootCause, Status,
                         Workload as WorkloadOut)
 from ..judging.classify import Verdict
@@ -82,6 +82,22 @@ def observations(v: Verdict, matrix: list[Finding]) -> list[Observation]:
         out.append(Observation(kind="support_matrix", failure_class=f.failure_class, evidence=list(f.evidence),
                                resource=f.resource, excerpt=f.text, why_not_cause=why))
     return out
+
+
+def _explain(v: Verdict, cls: FailureClass, ctx: dict, matched: frozenset[str], matrix: list[Finding]) -> str:
+    """The root cause in words: the class's explanation, then what the verdict adds (a death read by place, too soon
+    to tell, the run's fate, a helper's survived death, why a higher-scored rival is not it, the version skew)."""
+    explanation = _sentence(_render(_explanation_text(cls.explanation, matched), ctx) or cls.title)
+    if place := next((n[len(PLACE_NOTE):] for n in v.notes if n.startswith(PLACE_NOTE)), None):
+        explanation += f" No signature names this death; read by where and when it happened: {place}."
+    for extra in (v.too_soon, v.fate.sentence if v.fate else "", _helper_death(v), rival_sentence(v)):
+        if extra:
+            explanation += " " + extra
+    if cls.names_images:  # a version-skew verdict: what the workload runs against the release is part of the case
+        skew = [f.text for f in matrix if f.failure_class]
+        if skew:
+            explanation += f" Against the Pathways release of {RELEASE.date}: " + "; ".join(skew) + "."
+    return explanation
 
 
 def _helper_death(v: Verdict) -> str:
@@ -181,22 +197,8 @@ def build(a: Analysis, *, logging_requests: int | None = None) -> Diagnosis:
     for r in v.fate.marks if v.fate else []:  # what shows the restarts, the recovery or the wait
         evidence.setdefault(r.id, evidence_item(r, m.project))
     matched = matched_ids(v.root)
-    explanation = _sentence(_render(_explanation_text(cls.explanation, matched), ctx) or cls.title)
-    if place := next((n[len(PLACE_NOTE):] for n in v.notes if n.startswith(PLACE_NOTE)), None):
-        explanation += f" No signature names this death; read by where and when it happened: {place}."
-    if v.too_soon:
-        explanation += " " + v.too_soon
-    if v.fate and v.fate.sentence:
-        explanation += " " + v.fate.sentence
-    if helper := _helper_death(v):
-        explanation += " " + helper
     matrix = findings(m)  # the workload against the release: observations, and part of a version-skew explanation
-    if rival := rival_sentence(v):
-        explanation += " " + rival
-    if cls.names_images:  # a version-skew verdict: what the workload runs against the release is part of the case
-        skew = [f.text for f in matrix if f.failure_class]
-        if skew:
-            explanation += f" Against the Pathways release of {RELEASE.date}: " + "; ".join(skew) + "."
+    explanation = _explain(v, cls, ctx, matched, matrix)
     hypotheses = [Hypothesis(failure_class=h.failure_class, score=round(min(1.0, h.score), 3),
                              evidence=list(dict.fromkeys(s.record.id for s in h.strong_signals))[:5])
                   for h in v.ranked]
