@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from ..catalog import ABSENCE_CLASSES, CLASSES, HEALTHY, SYMPTOMS, Absence, FailureClass
 from ..catalog.types import RuleContext
+from ..catalog.places import KILLED_FOR_MEMORY
 from ..understanding.death import killed_pid, killed_process, workload_process
-from ..understanding.fate import touched
+from ..understanding.fate import stopped_with, touched
 from .impact import CAUSE_LEAD_NS
 from .fatal import secs, stalled_then_failed, unknown_root
 from ..understanding.model import NO_LAUNCH, Workload
@@ -94,8 +95,8 @@ def _node(s: Signal) -> str | None:
 
 
 def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal]) -> bool | None:
-    """A kernel kill on a node counts when one of the JobSet's containers there failed with it (a node daemon such as a
-    log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
+    """A kernel kill on a node counts when one of the JobSet's containers there failed with it, or the stepping program
+    there stopped stepping with it (a node daemon such as a log agent killed on the head's node is not the workload). Unknown when the node's pods or their fate were not seen."""
     node = _node(s)
     comm = s.groups.get("comm") or killed_process(s.record.text) or ""
     if comm and workload_process(model, comm, node, killed_pid(s.record.text)):
@@ -103,7 +104,7 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
         return None
-    return touched(model, pods, symptoms, s.ts - KILL_BEFORE_NS, s.ts + KILL_AFTER_NS)
+    return touched(model, pods, symptoms, s.ts - KILL_BEFORE_NS, s.ts + KILL_AFTER_NS) or stopped_with(model, pods, s.ts)
 
 
 def _hypotheses(model: Workload, causes: list[Signal], symptoms: list[Signal],
@@ -298,14 +299,22 @@ def thresholds() -> list[tuple[str, str]]:
     return out
 
 
-def _helpers(model: Workload, symptoms: list[Signal], failure_syms: list[Signal]
+def _helpers(model: Workload, symptoms: list[Signal], failure_syms: list[Signal], causes: list[Signal]
              ) -> tuple[dict[str, str], list[Signal], list[Signal]]:
-    """The helpers' deaths the stepping program went past ({id: why}), the failures left, the symptoms the status reads."""
+    """The helpers' deaths the stepping program went past ({id: why}, with the node's reports of a helper's kill among
+    the causes), the failures left, the symptoms the status reads."""
     helpers = deaths_survived(model, [s for s in failure_syms if s.target in ("program_died", "container_failed",
                                                                             "crashloop")],
-                              [s for s in symptoms if s.target in FAILURE_SYMPTOMS])
+                              [s for s in symptoms if s.target in FAILURE_SYMPTOMS]
+                              + [s for s in causes if s.target == KILLED_FOR_MEMORY])
     return (helpers, [s for s in failure_syms if s.record.id not in helpers],
             [s for s in symptoms if s.record.id not in helpers])
+
+
+def _survived(by_impact: Callable[[Signal], str | None], helpers: dict[str, str]) -> Callable[[Signal], str | None]:
+    """Why a cause line was survived: a helper's kill as the node reports it is that helper's survived death; else the
+    impact table's reading."""
+    return lambda s: helpers.get(s.record.id) or by_impact(s)
 
 
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
@@ -313,11 +322,11 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
                     and not (s.pattern.transient and s.record.pod in model.pods and model.pods[s.record.pod].ran)]
     # a helper's death the stepping program went on past is not the run's (issue 41): an observation, not damage
-    helpers, failure_syms, lived = _helpers(model, symptoms, failure_syms)
+    helpers, failure_syms, lived = _helpers(model, symptoms, failure_syms, causes)
     act = activity(model)
     at_end = running_at_end(model, act, {s.target for s in lived})
     damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
-    survived = survival(model, causes, damage, symptoms)
+    survived = _survived(survival(model, causes, damage, symptoms), helpers)
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
     for cls in CLASSES:
         if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:

@@ -116,6 +116,8 @@ class Workload:
     # (node, pid) -> the UID of the pod whose memory cgroup held a process the kernel killed (its OOM summary line)
     oom_tasks: dict[tuple[str, str], str] = field(default_factory=dict)
     event_pod_uids: dict[str, str] = field(default_factory=dict)  # a pod's UID -> its name, as Events about it say
+    # (pod, container) -> when the kubelet last reported starting it (its "Started" Event)
+    container_started: dict[tuple[str, str], int] = field(default_factory=dict)
     sources_seen: set[str] = field(default_factory=set)
     symptoms: list[Signal] = field(default_factory=list)  # every symptom matched (the picture draws each restart)
     logs_seen: set[str] = field(default_factory=set)
@@ -257,6 +259,9 @@ class Workload:
                         self.stream_last[(rec.pod, rec.container)] = rec.ts
             elif rec.reason in ("Started", "Pulled", "Created"):
                 info.ran = True
+                if rec.reason == "Started" and rec.container:
+                    started = (rec.pod, rec.container)
+                    self.container_started[started] = max(self.container_started.get(started, 0), rec.ts)
                 m = _PULLED_IMAGE.search(rec.text) if rec.reason == "Pulled" and rec.container else None
                 # the image a container runs, when the pod object is gone (kubelet's Pulled event names both)
                 if m and rec.container:
