@@ -155,3 +155,18 @@ def test_the_oom_summary_names_the_pod_in_either_cgroup_driver(cgroup):
     assert workload_process(m, "shard-reader-3", "n1", "9120")
     assert not workload_process(m, "shard-reader-3", "n1", "9121")  # another process: not named by this summary
     assert not workload_process(m, "shard-reader-3", "n2", "9120")  # the same pid on another node
+
+
+def test_a_helper_the_kubelet_restarted_is_survived_after_the_back_off_reset():
+    """case-304 (logs and events only): the sidecar killed for memory, its BackOff and Started Events, the trainer
+    stepping on for 11 min: the helper is back, its death and the node's reports of its kill are survived."""
+    d = diagnose_replay(FIXTURES / "case-304")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("no_failure_detected", "healthy", "running")
+    assert "A helper died and the run went on" in d.summary
+
+
+def test_a_kill_that_stopped_the_stepping_program_on_its_node_is_the_workloads():
+    """case-305: a renamed child killed on the head's node (node Events only, no kernel summary), one step in flight,
+    then no step for eight of the trainer's intervals: the kill is the workload's and the run is stalled."""
+    d = diagnose_replay(FIXTURES / "case-305")
+    assert (d.failure_class, d.status) == ("host_oom", "stalled")
