@@ -63,6 +63,9 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "events_retention": "60m",
     "containers": None,  # a list of container names: only their logs were exported (e.g. [jax-tpu]); None: all
     "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
+    # which series the export holds, when it holds series: a list of duty_cycle, hbm, node_interruptions,
+    # pool_interruptions, node_conditions, jobset_restarts (None: the first three, evals/builder/metrics.py)
+    "series": None,
 }
 
 BACKGROUND_DEFAULTS: dict[str, Any] = {
@@ -75,6 +78,9 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
     "worker_chatter_minutes": 6,
     "checkpoint_every": None,
     "resume": False,  # a later attempt's steps count on from the last checkpoint an earlier attempt saved
+    # the program stops printing step lines this long after the start but goes on stepping (its chips stay busy: a
+    # quiet run, issue 42): a duration, or None
+    "quiet_after": None,
 }
 
 # Item kinds and the fields each may carry (besides at, key, note).
@@ -96,7 +102,9 @@ ITEM_FIELDS: dict[str, set[str]] = {
     "autoscaler": {"payload", "decision", "result_error", "no_scale_up", "severity", "repeat"},
     "jobset": {"condition", "reason", "message", "first_failed_job", "keep_pods"},
     "stop_progress": set(),
-    "restart": {"first_failed_job", "delay"},
+    # replace_nodes: the new attempt's pods of those slots (tpu[s][h]) land on new nodes; same_host: on the old
+    # nodes' physical hosts (their gce_topology_host)
+    "restart": {"first_failed_job", "delay", "replace_nodes", "same_host"},
     "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program",
                   "replace"},
 }
