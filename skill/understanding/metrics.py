@@ -228,7 +228,8 @@ def record(s: Series, ts: int, text: str, at: int = 0) -> Record:
                   node=s.node, namespace=s.resource.get("namespace_name"), cluster=s.resource.get("cluster_name"),
                   project=s.resource.get("project_id"), location=s.resource.get("location"),
                   kind="Node" if s.node and not s.pod else "NodePool" if pool else None,
-                  obj=s.node if s.node and not s.pod else pool or None)
+                  obj=s.node if s.node and not s.pod else pool or None,
+                  extra={"series": {"type": s.resource_type, "labels": {**s.resource, **s.labels}}})
 
 
 def _value(s: Series, ts: int) -> float:
