@@ -23,7 +23,7 @@ from typing import Any
 
 from pathways_workload.evals.scenarios import NS, fmt_ns
 
-from . import node_metrics
+from .node_metrics import conditions, host, restarts
 from .model import Attempt
 
 STEP = 60 * NS
@@ -68,9 +68,9 @@ def series_files(b: Any, force: bool = False) -> dict[str, Any]:
     if interruptions:
         out["metrics-interruptions.json"] = {"timeSeries": interruptions, "unit": "1"}
     if "node_conditions" in kinds:
-        out["metrics-node-conditions.json"] = {"timeSeries": node_metrics.conditions(b)}
+        out["metrics-node-conditions.json"] = {"timeSeries": conditions(b)}
     if "jobset_restarts" in kinds:
-        out["metrics-jobset-restarts.json"] = _prometheus([node_metrics.restarts(b)])
+        out["metrics-jobset-restarts.json"] = _prometheus([restarts(b)])
     return out
 
 
@@ -194,19 +194,12 @@ def _interruptions(b: Any, nodes: bool = True, pools: bool = False) -> list[dict
                        "labels": {"interruption_type": kind[0], "interruption_reason": kind[1]}},
             "resource": {"type": "k8s_node", "labels": {"project_id": b.w["project"], "location": b.zone,
                                                          "cluster_name": b.w["cluster"], "node_name": node.name}},
-            "metadata": {"userLabels": {"gce_topology_host": _host(b, node.name)}},
+            "metadata": {"userLabels": {"gce_topology_host": host(b, node.name)}},
             "metricKind": "GAUGE", "valueType": "INT64",
             "points": [{"interval": {"startTime": fmt_ns(end - STEP, 0), "endTime": fmt_ns(end, 0)},
                         "value": {"int64Value": "1"}}],
         })
     return out
-
-
-def _host(b: Any, node: str) -> str:
-    """A physical host id for a node (the shape of gce_topology_host: a path of hashed switch, block and host ids); a
-    replacement node on its predecessor's host (restart.same_host) has that node's."""
-    h = hashlib.sha1(b.host_of.get(node, node).encode()).hexdigest()
-    return f"/CCCC{h[:6]}/BBBB{h[6:12]}/HHHH{h[12:20]}"
 
 
 def dump(name: str, data: Any) -> str:

@@ -11,6 +11,7 @@ Composed from the documented semantics (no TPU records them in the sandbox it is
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from pathways_workload.evals.scenarios import NS, fmt_ns
@@ -45,8 +46,6 @@ def not_ready(b: Any) -> dict[str, int]:
 
 def conditions(b: Any) -> list[dict[str, Any]]:
     """Ready=True and (for a node that stopped reporting) Ready=Unknown series of every TPU node the workers ran on."""
-    from .metrics import _host
-
     lost = not_ready(b)
     nodes = sorted({p.node.name: p.node for att in b.attempts for p in att.pods.values()
                     if p.ref.role == "worker" and p.node is not None}.values(), key=lambda n: n.name)
@@ -61,7 +60,7 @@ def conditions(b: Any) -> list[dict[str, Any]]:
                            "labels": {"condition": "Ready", "status": status}},
                 "resource": {"type": "k8s_node", "labels": {"project_id": b.w["project"], "location": b.zone,
                                                              "cluster_name": b.w["cluster"], "node_name": node.name}},
-                "metadata": {"userLabels": {"gce_topology_host": _host(b, node.name)}},
+                "metadata": {"userLabels": {"gce_topology_host": host(b, node.name)}},
                 "metricKind": "GAUGE", "valueType": "INT64",
                 "points": [{"interval": {"startTime": fmt_ns(t - STEP, 0), "endTime": fmt_ns(t, 0)},
                             "value": {"int64Value": "1" if ready[t] == (status == "True") else "0"}} for t in reversed(minutes)],
@@ -75,3 +74,10 @@ def restarts(b: Any) -> dict[str, Any]:
     return {"metric": {"__name__": "kube_jobset_restarts", "jobset_name": b.w["jobset"], "namespace": b.w["namespace"],
                        "cluster": b.w["cluster"], "location": b.zone, "project_id": b.w["project"]},
             "values": [[t // NS, str(sum(1 for r in times if r <= t))] for t in _minutes(b.s.start, b.s.end)]}
+
+
+def host(b: Any, node: str) -> str:
+    """A physical host id for a node (the shape of gce_topology_host: a path of hashed switch, block and host ids); a
+    replacement node on its predecessor's host (restart.same_host) has that node's."""
+    h = hashlib.sha1(b.host_of.get(node, node).encode()).hexdigest()
+    return f"/CCCC{h[:6]}/BBBB{h[6:12]}/HHHH{h[12:20]}"

@@ -32,7 +32,9 @@ CONDITIONS: tuple[tuple[str, str, str, float, float], ...] = (
     ("DiskPressure", "True", infra.HEAD_POD_EVICTED.id, 0.0, 0.3),
 )
 CONDITIONS_SOURCE = "https://kubernetes.io/docs/reference/node/node-status/#condition"
-HBM_FULL = runtime.HBM_OOM.id  # HBM used at its total on a chip supports this class (never a cause alone)
+HBM_FULL = runtime.HBM_OOM.id
+# one physical host behind several failed node names: the class a next check weighs against the verdict
+SAME_HOST = infra.TPU_HARDWARE_FAILURE.id  # HBM used at its total on a chip supports this class (never a cause alone)
 STALL = lifecycle.WORKLOAD_STALLED.id  # every chip idle to the end decides this class
 
 _DUTY = "max by (pod_name) (kubernetes_io:container_accelerator_duty_cycle{{{sel}}})"

@@ -367,7 +367,5 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     fate = fate_of(run, status, row, root.first_ts)
     if fate.state == "recovered":
         too_soon = None  # the run is seen going on: the last attempt has stepped steadily since
-    hosts = suspect_hosts(model, lived, root)
-    notes += [f"nodes {', '.join(n)} ran on one physical host {h} (gce_topology_host) and failed each time" for h, n in hosts.items()]
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
-                   too_soon, fate, hosts)
+                   too_soon, fate, suspect_hosts(model, lived, root, notes))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..catalog import BY_ID, HEALTHY, STALL, UNKNOWN, FailureClass
 from .classify import CANDIDATE, Verdict
 from .promql import promql_for
+from ..catalog.series import SAME_HOST
 from ..diagnosis import NextCheck
 from ..catalog.symptoms import PROGRESS_RX as STEP_RX
 from ..reading.query import quote
@@ -34,7 +35,7 @@ def _same_host(host: str, nodes: list[str], v: Verdict, ctx: dict[str, str]) -> 
                  "workload failed on each: is that machine faulty? If the VMs report the same physical host, report it "
                  "to Google Cloud support with the node names and keep the workload off it; if not, the failures are "
                  "independent.",
-        tells_apart=[v.failure_class, "tpu_hardware_failure"] if v.failure_class != "tpu_hardware_failure" else [v.failure_class],
+        tells_apart=list(dict.fromkeys([v.failure_class, SAME_HOST])),
         filter=f'resource.type="k8s_node" resource.labels.node_name=({names})',
         command=" && ".join(f"gcloud compute instances describe {n} --zone {ctx.get('location', '<zone>')} --project "
                             f"{ctx.get('project', '<project>')} --format='value(resourceStatus.physicalHost)'"

@@ -53,10 +53,10 @@ def series_stall(c: RuleContext) -> Hypo | Literal[False] | None:
                 entity_kinds=("Pod", "Container"))
 
 
-def suspect_hosts(model: Workload, symptoms: list[Signal], root: Hypo) -> dict[str, list[str]]:
+def suspect_hosts(model: Workload, symptoms: list[Signal], root: Hypo, notes: list[str]) -> dict[str, list[str]]:
     """Physical hosts (gce_topology_host) behind two or more of the workload's node names that each failed: the same
     machine failing across attempts under new names, a hardware suspicion worth naming (google/skills
-    gke-ai-troubleshooting-jobset-interruption groups nodes by this label for exactly that)."""
+    gke-ai-troubleshooting-jobset-interruption groups nodes by this label for exactly that). Each is a note too."""
     f = model.series
     if f is None or not (repeated := f.repeated_hosts()):
         return {}
@@ -67,4 +67,7 @@ def suspect_hosts(model: Workload, symptoms: list[Signal], root: Hypo) -> dict[s
 
     failed = {node(s) for s in symptoms if s.target in FAILURES and s.weight >= 0.5}
     failed |= {node(s) for s in root.strong_signals}
-    return {host: hit for host, nodes in repeated.items() if len(hit := [n for n in nodes if n in failed]) > 1}
+    out = {host: hit for host, nodes in repeated.items() if len(hit := [n for n in nodes if n in failed]) > 1}
+    notes += [f"nodes {', '.join(n)} ran on one physical host {h} (gce_topology_host) and failed each time"
+              for h, n in out.items()]
+    return out
