@@ -105,3 +105,13 @@ def test_one_host_under_two_failed_node_names_is_named():
     d = diagnose_replay(ROOT / "fixtures" / "case-292")
     [check] = [c for c in d.next_checks if "gce_topology_host" in c.question]
     assert "resourceStatus.physicalHost" in (check.command or "") and check.question.count("gke-moss-v4-c2-tpu-np-0-") == 2
+
+
+def test_the_digest_names_a_node_not_ready_and_a_pool_s_interruption():
+    from pathways_workload.skill.api import analyse_replay
+    from pathways_workload.skill.understanding.digest import digest_of
+
+    series = digest_of(analyse_replay(ROOT / "fixtures" / "case-290", digest=True))["series"]
+    assert series["node_conditions"] == ["gke-tam-tpu-e1-tpu-np-0-e86a2a8a-2ek3 Ready=Unknown from 2026-12-04T11:19:00Z"]
+    series = digest_of(analyse_replay(ROOT / "fixtures" / "case-293", digest=True))["series"]
+    assert series["interruptions"] == ["2026-12-05T21:36:00Z node pool tpu-np-1: PreemptionEvent (Preemption)"]

@@ -137,7 +137,14 @@ class SeriesFacts:
         if self.headroom:
             tight = max(self.headroom, key=lambda h: h.fraction)
             out["hbm_peak"] = f"{tight.fraction:.0%} of {tight.total / 2**30:.0f} GiB on {tight.pod} at {format_ns(tight.ts)}"
-        out["interruptions"] = [f"{format_ns(i.ts)} {i.node}: {i.type} ({i.reason})" for i in self.interruptions][:10]
+        out["interruptions"] = [f"{format_ns(i.ts)} {i.node or 'node pool ' + i.pool}: {i.type} ({i.reason})"
+                                for i in self.interruptions][:10]
+        down: dict[tuple[str, str, str], int] = {}
+        for ts, node, cond, status, _s in self.conditions:
+            if (cond == "Ready") != (status == "True"):  # not ready, or a pressure condition that holds
+                down.setdefault((node, cond, status), ts)
+        if down:
+            out["node_conditions"] = [f"{n} {c}={st} from {format_ns(ts)}" for (n, c, st), ts in sorted(down.items())][:10]
         if self.restarts:
             out["jobset_restarts"] = self.restarts[-1][1]
         if hosts := self.repeated_hosts():
