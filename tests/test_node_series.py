@@ -115,3 +115,13 @@ def test_the_digest_names_a_node_not_ready_and_a_pool_s_interruption():
     assert series["node_conditions"] == ["gke-tam-tpu-e1-tpu-np-0-e86a2a8a-2ek3 Ready=Unknown from 2026-12-04T11:19:00Z"]
     series = digest_of(analyse_replay(ROOT / "fixtures" / "case-293", digest=True))["series"]
     assert series["interruptions"] == ["2026-12-05T21:36:00Z node pool tpu-np-1: PreemptionEvent (Preemption)"]
+
+
+def test_a_pool_s_count_of_the_node_s_own_interruption_is_counted_once():
+    irq = {"interruption_type": "PreemptionEvent", "interruption_reason": "Preemption"}
+    node = "gke-c-tpu-np-1-0a1b2c3d-x7k2"
+    facts = _facts(monitoring("kubernetes.io/node_pool/interruption_count", irq, "k8s_node_pool",
+                              {"cluster_name": "c", "nodepool_name": "tpu-np-1"}, [{"int64Value": "1"}]),
+                   monitoring("kubernetes.io/node/interruption_count", irq, "k8s_node",
+                              {"cluster_name": "c", "node_name": node}, [{"int64Value": "1"}]), nodes=(node,))
+    assert [(i.node, i.pool) for i in facts.interruptions] == [(node, "")]

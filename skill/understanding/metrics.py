@@ -211,8 +211,17 @@ def series_facts(found: SeriesSet, jobset: str, namespace: str | None, pods: Ite
         if tight:
             _f, t, v, tot = max(tight)
             facts.headroom.append(Headroom(t, key[0], key[1], v, tot, u))
-    facts.interruptions.sort(key=lambda i: i.ts)
+    facts.interruptions = sorted(_once(facts.interruptions), key=lambda i: i.ts)
     return facts
+
+
+def _once(found: list[Interruption]) -> list[Interruption]:
+    """A node pool's count of an interruption its node's own count shows too is the same interruption: kept once, by
+    the node (which names more)."""
+    nodes = [i for i in found if not i.pool]
+    return nodes + [p for p in found if p.pool and not any(
+        n.type == p.type and n.reason == p.reason and abs(n.ts - p.ts) <= SAMPLE_NS
+        and in_pool(p.pool, p.series.resource.get("cluster_name", ""), [n.node]) for n in nodes)]
 
 
 def _interruptions(s: Series) -> list[Interruption]:
