@@ -273,7 +273,7 @@ def signals(facts: SeriesFacts) -> list[Signal]:
         text = (f"{i.series.metric} = {_value(i.series, i.ts):.0f} on {where} in the 60 s to {format_ns(i.ts)}: "
                 f"interruption_type={i.type or '?'} interruption_reason={i.reason or '?'}")
         p = _pattern(cls, f"{'node_pool/' if i.pool else ''}interruption_count {i.type}", weight,
-                     ("NodePool",) if i.pool else ("Node",), f"the {where.split(' ')[0]} was interrupted ({i.type}, {i.reason})")
+                     ("NodePool",) if i.pool else ("Node",), f"the {'node pool' if i.pool else 'node'} was interrupted ({i.type}, {i.reason})")
         out.append(Signal("cause", cls, p, record(i.series, i.ts, text, i.ts - SAMPLE_NS // 2), {"node": i.node}))
     for h in facts.headroom:
         if h.fraction >= HBM_FULL_AT:
