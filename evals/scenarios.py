@@ -78,9 +78,7 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
     "worker_chatter_minutes": 6,
     "checkpoint_every": None,
     "resume": False,  # a later attempt's steps count on from the last checkpoint an earlier attempt saved
-    # the program stops printing step lines this long after the start but goes on stepping (its chips stay busy: a
-    # quiet run, issue 42): a duration, or None
-    "quiet_after": None,
+    "quiet_after": None,  # a duration: no step line printed after it, the program steps on (a quiet run, issue 42)
 }
 
 # Item kinds and the fields each may carry (besides at, key, note).
@@ -102,9 +100,7 @@ ITEM_FIELDS: dict[str, set[str]] = {
     "autoscaler": {"payload", "decision", "result_error", "no_scale_up", "severity", "repeat"},
     "jobset": {"condition", "reason", "message", "first_failed_job", "keep_pods"},
     "stop_progress": set(),
-    # replace_nodes: the new attempt's pods of those slots (tpu[s][h]) land on new nodes; same_host: on the old
-    # nodes' physical hosts (their gce_topology_host)
-    "restart": {"first_failed_job", "delay", "replace_nodes", "same_host"},
+    "restart": {"first_failed_job", "delay", "replace_nodes", "same_host"},  # fixtures/README.md: new nodes, same host
     "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program",
                   "replace"},
 }
