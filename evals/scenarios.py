@@ -63,6 +63,9 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "events_retention": "60m",
     "containers": None,  # a list of container names: only their logs were exported (e.g. [jax-tpu]); None: all
     "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
+    # which series the export holds, when it holds series: a list of duty_cycle, hbm, node_interruptions,
+    # pool_interruptions, node_conditions, jobset_restarts (None: the first three, evals/builder/metrics.py)
+    "series": None,
 }
 
 BACKGROUND_DEFAULTS: dict[str, Any] = {
@@ -75,6 +78,7 @@ BACKGROUND_DEFAULTS: dict[str, Any] = {
     "worker_chatter_minutes": 6,
     "checkpoint_every": None,
     "resume": False,  # a later attempt's steps count on from the last checkpoint an earlier attempt saved
+    "quiet_after": None,  # a duration: no step line printed after it, the program steps on (a quiet run, issue 42)
 }
 
 # Item kinds and the fields each may carry (besides at, key, note).
@@ -96,7 +100,7 @@ ITEM_FIELDS: dict[str, set[str]] = {
     "autoscaler": {"payload", "decision", "result_error", "no_scale_up", "severity", "repeat"},
     "jobset": {"condition", "reason", "message", "first_failed_job", "keep_pods"},
     "stop_progress": set(),
-    "restart": {"first_failed_job", "delay"},
+    "restart": {"first_failed_job", "delay", "replace_nodes", "same_host"},  # fixtures/README.md: new nodes, same host
     "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program",
                   "replace"},
 }

@@ -30,7 +30,8 @@ SURVIVAL_TAGS = {"red_herring", "survival", "survived"}
 WAYS = ("logs", "series", "both")
 # the same without the audit log (often not exported): does an interruption's series name it?
 NO_AUDIT = ("logs, no audit", "both, no audit")
-SERIES = ("metrics-duty-cycle.json", "metrics-hbm.json", "metrics-interruptions.json")
+SERIES = ("metrics-duty-cycle.json", "metrics-hbm.json", "metrics-interruptions.json", "metrics-node-conditions.json",
+          "metrics-jobset-restarts.json")
 
 
 @dataclass

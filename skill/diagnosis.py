@@ -50,6 +50,8 @@ class Evidence(_Strict):
     resource: str = Field(description="what it is about: pod/container, node, or kind/name")
     excerpt: str
     link: str | None = Field(default=None, description="Logs Explorer link for live data")
+    promql: str | None = Field(default=None, description="for a time series point: the PromQL that draws its series in "
+                                                         "Cloud Monitoring (docs/metrics.md)")
 
 
 class TimelineItem(_Strict):

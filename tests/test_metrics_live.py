@@ -23,7 +23,8 @@ CASE = ROOT / "fixtures" / "case-008"  # a Spot preemption whose export holds du
 
 def test_filters_scope_every_read_to_the_cluster_namespace_and_jobset():
     got = dict(filters("c1", "ns", "js"))
-    assert len(got) == 6
+    assert len(got) == 7  # three container metrics, two node metrics, the node pools' interruptions, the restarts
+    assert 'resource.type = "k8s_node_pool"' in got["kubernetes.io/node_pool/interruption_count"]
     duty = got["kubernetes.io/container/accelerator/duty_cycle"]
     assert 'resource.labels.pod_name = starts_with("js-")' in duty and 'namespace_name = "ns"' in duty
     assert all('resource.labels.cluster_name = "c1"' in f for f in got.values())

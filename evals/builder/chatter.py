@@ -63,9 +63,10 @@ class Chatter(Logs):
         total = bg["steps"] or 100000
         step_ns = bg["step_seconds"] * NS
         ckpt = bg["checkpoint_every"]
+        quiet = self.s.start + sc.parse_duration(bg["quiet_after"]) if bg["quiet_after"] else None
         while t < stop and step < total:
             sec = (att.ms["first_step"] - att.ms["devices"]) / NS if step == first else bg["step_seconds"] * self.rng.uniform(0.97, 1.04)
-            if step % every == 0:
+            if step % every == 0 and (quiet is None or t < quiet):  # background.quiet_after: steps on, prints nothing
                 loss = 2.05 + 8.6 * math.exp(-step / 350) + self.rng.uniform(-0.03, 0.03)
                 text = tmpl.format(step=step, sec=sec, tflops=self.rng.uniform(181, 194) if step != first else 1.2,
                                    tok=self.rng.uniform(5700, 6050) if step != first else 31.4, weights=65536, loss=loss,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .files import ids_in
+from .files import ids_in, series_in
 from .model import ShapeError
 from .world import World
 
@@ -68,6 +68,8 @@ class Expected(World):
     def evidence_id(self, ref: str, files: dict[str, Any]) -> str:
         if ref == "jobset":
             return self.jobset_uid
+        if ref.startswith("metric:"):
+            return metric_point(ref, files)
         if ref.startswith("pod:"):
             return self.pod_ref(ref[4:], self.s.end).uid
         if ref.startswith("text:"):
@@ -119,3 +121,16 @@ def json_strings(payload: Any) -> str:
     if isinstance(payload, list):
         return "".join(json_strings(v) for v in payload)
     return ""
+
+
+def metric_point(ref: str, files: dict[str, Any]) -> str:
+    """`metric:TYPE` or `metric:TYPE{label=value,...}`: the earliest point above zero of a series of that metric type
+    (with those metric or resource labels), by the id a diagnosis cites it with."""
+    metric, _, sel = ref[len("metric:"):].partition("{")
+    want = dict(kv.split("=", 1) for kv in sel.rstrip("}").split(",") if kv)
+    hits = sorted((t, s.point_id(t)) for s in series_in(files).series if s.metric == metric
+                  and all({**s.resource, **s.labels}.get(k) == v for k, v in want.items())
+                  for t, v in s.points if v > 0)
+    if not hits:
+        raise ShapeError(f"expected.evidence {ref!r}: no point above zero of such a series in the metric files")
+    return hits[0][1]

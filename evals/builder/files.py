@@ -16,7 +16,19 @@ def ids_in(files: dict[str, Any]) -> set[str]:
             out.add(o["metadata"]["uid"])
     if "jobset.json" in files:
         out.add(files["jobset.json"]["metadata"]["uid"])
+    out.update(s.point_id(t) for s in series_in(files).series for t, _ in s.points)
     return out
+
+
+def series_in(files: dict[str, Any]) -> Any:
+    """The series of the built metric files (skill.reading.sources.metrics.SeriesSet), read as the engine reads them."""
+    from pathways_workload.skill.reading.sources.metrics import SeriesSet
+
+    found = SeriesSet()
+    for name in sorted(files):
+        if name.startswith("metrics-"):
+            found.take(files[name], name)
+    return found
 
 
 def dump(name: str, data: Any) -> str:
@@ -29,4 +41,4 @@ def dump(name: str, data: Any) -> str:
 
 
 GENERATED = ("logs.json", "events.json", "pods.json", "jobset.json", "metrics-duty-cycle.json", "metrics-hbm.json",
-             "metrics-interruptions.json", "expected.yaml")
+             "metrics-interruptions.json", "metrics-node-conditions.json", "metrics-jobset-restarts.json", "expected.yaml")

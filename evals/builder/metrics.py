@@ -23,6 +23,7 @@ from typing import Any
 
 from pathways_workload.evals.scenarios import NS, fmt_ns
 
+from .node_metrics import conditions, host, restarts
 from .model import Attempt
 
 STEP = 60 * NS
@@ -44,21 +45,32 @@ def wanted(b: Any) -> bool:
     return bool(flag)
 
 
+KINDS = ("duty_cycle", "hbm", "node_interruptions", "pool_interruptions", "node_conditions", "jobset_restarts")
+DEFAULT_KINDS = ("duty_cycle", "hbm", "node_interruptions")
+
+
 def series_files(b: Any, force: bool = False) -> dict[str, Any]:
     """The metric files of a built incident (none when the scenario keeps logs only and `force` is not set)."""
     if not (force or wanted(b)):
         return {}
+    kinds = b.s.sources.get("series") or DEFAULT_KINDS
+    if unknown := set(kinds) - set(KINDS):
+        raise ValueError(f"sources.series: unknown {sorted(unknown)}; known: {list(KINDS)}")
     rng = random.Random(b.s.name + "/metrics")
     out: dict[str, Any] = {}
-    duty = [r for att in b.attempts for r in _duty(b, att, rng)]
+    duty = [r for att in b.attempts for r in _duty(b, att, rng)] if "duty_cycle" in kinds else []
     if duty:
         out["metrics-duty-cycle.json"] = _prometheus(duty)
-    hbm = _hbm(b, rng) if (b.s.expected or {}).get("failure_class") in HBM_CLASSES else []
+    hbm = _hbm(b, rng) if "hbm" in kinds and (b.s.expected or {}).get("failure_class") in HBM_CLASSES else []
     if hbm:
         out["metrics-hbm.json"] = _prometheus(hbm)
-    interruptions = _interruptions(b)
+    interruptions = _interruptions(b, "node_interruptions" in kinds, "pool_interruptions" in kinds)
     if interruptions:
         out["metrics-interruptions.json"] = {"timeSeries": interruptions, "unit": "1"}
+    if "node_conditions" in kinds:
+        out["metrics-node-conditions.json"] = {"timeSeries": conditions(b)}
+    if "jobset_restarts" in kinds:
+        out["metrics-jobset-restarts.json"] = _prometheus([restarts(b)])
     return out
 
 
@@ -104,6 +116,8 @@ def stepping(b: Any, att: Attempt) -> tuple[int, int] | None:
         return launches[0] - step_ns, launches[-1] + step_ns
     steps.sort()
     top = max(n for _t, n in steps)
+    if b.s.background.get("quiet_after"):  # a quiet run steps on, unprinted, until its progress stops
+        return steps[0][0] - step_ns, min(x for x in (att.progress_stop, end) if x is not None)
     return steps[0][0] - step_ns, next(t for t, n in steps if n == top) + step_ns
 
 
@@ -155,7 +169,7 @@ def _hbm(b: Any, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
-def _interruptions(b: Any) -> list[dict[str, Any]]:
+def _interruptions(b: Any, nodes: bool = True, pools: bool = False) -> list[dict[str, Any]]:
     out = []
     for it in b.s.items:
         kind = INTERRUPTION_OF.get(str(it.spec.get("method"))) if it.kind == "audit" else None
@@ -163,23 +177,29 @@ def _interruptions(b: Any) -> list[dict[str, Any]]:
             continue
         node = b.node_ref(it.spec["node"], it.at)
         end = -(-it.at // STEP) * STEP
+        if pools:  # the node pool's twin: the same count, on the k8s_node_pool resource
+            out.append({
+                "metric": {"type": "kubernetes.io/node_pool/interruption_count",
+                           "labels": {"interruption_type": kind[0], "interruption_reason": kind[1]}},
+                "resource": {"type": "k8s_node_pool", "labels": {"project_id": b.w["project"], "location": b.zone,
+                                                                  "cluster_name": b.w["cluster"], "nodepool_name": node.pool}},
+                "metricKind": "GAUGE", "valueType": "INT64",
+                "points": [{"interval": {"startTime": fmt_ns(end - STEP, 0), "endTime": fmt_ns(end, 0)},
+                            "value": {"int64Value": "1"}}],
+            })
+        if not nodes:
+            continue
         out.append({
             "metric": {"type": "kubernetes.io/node/interruption_count",
                        "labels": {"interruption_type": kind[0], "interruption_reason": kind[1]}},
             "resource": {"type": "k8s_node", "labels": {"project_id": b.w["project"], "location": b.zone,
                                                          "cluster_name": b.w["cluster"], "node_name": node.name}},
-            "metadata": {"userLabels": {"gce_topology_host": _host(node.name)}},
+            "metadata": {"userLabels": {"gce_topology_host": host(b, node.name)}},
             "metricKind": "GAUGE", "valueType": "INT64",
             "points": [{"interval": {"startTime": fmt_ns(end - STEP, 0), "endTime": fmt_ns(end, 0)},
                         "value": {"int64Value": "1"}}],
         })
     return out
-
-
-def _host(node: str) -> str:
-    """A physical host id for a node (the shape of gce_topology_host: a path of hashed switch, block and host ids)."""
-    h = hashlib.sha1(node.encode()).hexdigest()
-    return f"/CCCC{h[:6]}/BBBB{h[6:12]}/HHHH{h[12:20]}"
 
 
 def dump(name: str, data: Any) -> str:

@@ -29,6 +29,8 @@ class World:
         self.restarts = 0
         self.terminal: tuple[str, int] | None = None
         self.nodes: list[Node] = []
+        self.node_since: dict[str, int] = {}  # a replacement node -> when it joined (restart.replace_nodes)
+        self.host_of: dict[str, str] = {}  # a replacement node -> the node whose physical host it landed on
         self.pools: dict[str, str] = {}
         self.later_logs: list[tuple[Item, Pod, Ctr, int]] = []
         self.object_uids: dict[tuple[str, str], str] = {}  # (kind, name) -> uid, for `object:` without one
@@ -122,8 +124,22 @@ class World:
             self.attempts.append(Attempt(n, start, end))
             if r:
                 start = r.at + parse_duration(r.spec.get("delay", "5s"))
+                self.replace_nodes(r, start)
         for att in self.attempts:
             self.make_pods(att)
+
+    def replace_nodes(self, r: Item, start: int) -> None:
+        """A restart's `replace_nodes`: new nodes for those TPU slots from `start` (on the old hosts with same_host)."""
+        for ref in r.spec.get("replace_nodes") or []:
+            kind, a, b = sc.parse_node_ref(str(ref))
+            old = next(n for n in reversed(self.nodes) if n.kind == kind == "tpu" and n.index == (a, b))
+            ip = f"10.{self.rng.randrange(128, 200)}.{self.rng.randrange(0, 255)}.{self.rng.randrange(2, 250)}"
+            new = Node(f"gke-{self.w['cluster']}-{old.pool}-{self.pools[old.pool]}-{self.alnum(4)}", old.pool, "tpu",
+                       old.index, self.uid(), str(self.rng.randrange(10**18, 10**19)), ip, self.uid().replace("-", ""))
+            self.nodes.append(new)
+            self.node_since[new.name] = start
+            if r.spec.get("same_host"):
+                self.host_of[new.name] = self.host_of.get(old.name, old.name)
 
     def make_pods(self, att: Attempt) -> None:
         js = self.w["jobset"]
@@ -138,7 +154,8 @@ class World:
             job = Job(f"{js}-{self.launcher.worker_job}-{s}", self.uid(), self.launcher.worker_job, s)
             att.jobs[job.name] = job
             for v in range(self.w["hosts_per_slice"]):
-                node = next((n for n in self.nodes if n.kind == "tpu" and n.index == (s, v)), None)
+                node = next((n for n in reversed(self.nodes) if n.kind == "tpu" and n.index == (s, v)
+                             and self.node_since.get(n.name, 0) <= att.start), None)
                 ctrs = {SIDECAR: Ctr(SIDECAR, self.image(SIDECAR), True)} if self.w["colocated_python"] else {}
                 ctrs["pathways-worker"] = Ctr("pathways-worker", self.image("pathways-worker"), False)
                 att.pods[("worker", s, v)] = Pod(

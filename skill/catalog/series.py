@@ -20,7 +20,21 @@ INTERRUPTIONS: tuple[tuple[str, str, str, float], ...] = (
     ("TerminationEvent", "", infra.NODE_LOST.id, 0.8),
     ("", "", infra.NODE_LOST.id, 0.6),  # a type this table does not know: a node went away
 )
-HBM_FULL = runtime.HBM_OOM.id  # HBM used at its total on a chip supports this class (never a cause alone)
+# (condition, status, the class it speaks for, weight as a cause when nothing else from the node side was read about
+# that node, weight as support when something was). A node's Ready condition False or Unknown is the node lost (the
+# node controller's NodeNotReady in series form); the pressure conditions only support the class their evictions and
+# kills belong to (Kubernetes' node-pressure eviction: MemoryPressure "node memory is low", DiskPressure "disk capacity
+# is low"), never a cause alone.
+CONDITIONS: tuple[tuple[str, str, str, float, float], ...] = (
+    ("Ready", "False", infra.NODE_LOST.id, 0.7, 0.3),
+    ("Ready", "Unknown", infra.NODE_LOST.id, 0.7, 0.3),
+    ("MemoryPressure", "True", runtime.HOST_OOM.id, 0.0, 0.3),
+    ("DiskPressure", "True", infra.HEAD_POD_EVICTED.id, 0.0, 0.3),
+)
+CONDITIONS_SOURCE = "https://kubernetes.io/docs/reference/node/node-status/#condition"
+HBM_FULL = runtime.HBM_OOM.id
+# one physical host behind several failed node names: the class a next check weighs against the verdict
+SAME_HOST = infra.TPU_HARDWARE_FAILURE.id  # HBM used at its total on a chip supports this class (never a cause alone)
 STALL = lifecycle.WORKLOAD_STALLED.id  # every chip idle to the end decides this class
 
 _DUTY = "max by (pod_name) (kubernetes_io:container_accelerator_duty_cycle{{{sel}}})"

@@ -20,7 +20,7 @@ from ..understanding.signals import Signal
 from .lifeline import Fate, fate_of
 from .runstate import activity, run_of, running_at_end  # activity: re-exported for sufficiency and values
 from .ranking import CANDIDATE, STRONG, Hypo, combine, explained, roots_of
-from .series import series_stall
+from .series import series_stall, suspect_hosts
 from .survival import TOO_SOON_CONFIDENCE, after_last_life, death_class, deaths_survived, survival, too_soon_after
 
 NS = 1_000_000_000
@@ -41,6 +41,8 @@ class Verdict:
     observations: list[Observation] = field(default_factory=list)
     too_soon: str | None = None  # the data ends before the run is seen dying or going on after its cause (why, in words)
     fate: Fate | None = None  # what happened to the run: its lives and its state at the end (skill.judging.lifeline)
+    # physical hosts behind several failed node names of the workload (gce_topology_host): host -> those nodes
+    suspect_hosts: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -376,4 +378,4 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     if fate.state == "recovered":
         too_soon = None  # the run is seen going on: the last attempt has stepped steadily since
     return Verdict(root.failure_class, status, round(confidence, 3), ranked[:6], root, symptoms, notes, observations,
-                   too_soon, fate)
+                   too_soon, fate, suspect_hosts(model, lived, root, notes))

@@ -17,6 +17,7 @@ from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
 from ..understanding.facts import FactReader, fact_signals, path_settings, workload_roles
 from ..understanding.model import Workload
 from ..understanding.metrics import read_series
+from ..understanding.node_series import condition_signals, heard_from, restart_signals
 from ..reading.objects import jobset_records, node_records, pod_records
 from ..understanding.queries import (Scope, ahead_queries, context_queries, last_words_queries, node_queries, presence_queries,
                                     workload_queries)
@@ -251,6 +252,9 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     model.finish()
     model.location = model.location or scope.location  # the records' own label, else the caller's
     col.causes += read_series(getattr(source, "metrics", None), model, now_ns)
+    if model.series is not None:  # the nodes' conditions and the JobSet's restart gauge (skill/understanding/node_series)
+        col.causes += condition_signals(model.series, heard_from(col.causes + col.symptoms))
+        col.symptoms += restart_signals(model.series, model)
     col.causes += fact_signals(col.facts.facts(workload_roles(mine)))
     col.symptoms += uncaught(model, col.symptoms)  # a program's death as its own output tells it
     col.symptoms += killed(model, col.causes, col.symptoms)  # ... and the kernel's OOM kill of one of its processes

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..catalog import BY_ID, HEALTHY, STALL, UNKNOWN, FailureClass
 from .classify import CANDIDATE, Verdict
 from .promql import promql_for
+from ..catalog.series import SAME_HOST
 from ..diagnosis import NextCheck
 from ..catalog.symptoms import PROGRESS_RX as STEP_RX
 from ..reading.query import quote
@@ -18,9 +19,30 @@ PROGRESS_RX = f"{STEP_RX}|Completed [0-9]+ program launches"
 
 
 def next_checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
-    """Checks for the leading candidates when the root is not firm (or unknown); [] when it is."""
+    """Checks for the leading candidates when the root is not firm (or unknown); [] when it is, but for a physical host
+    that failed under several node names (named whatever the confidence)."""
+    hosts = [_same_host(host, nodes, v, ctx) for host, nodes in v.suspect_hosts.items()]
     if v.confidence >= FIRM and v.failure_class != UNKNOWN:
-        return []
+        return hosts
+    return hosts + _checks(v, ctx, render)
+
+
+def _same_host(host: str, nodes: list[str], v: Verdict, ctx: dict[str, str]) -> NextCheck:
+    """The check a host behind several failed node names calls for: is it one machine failing across attempts?"""
+    names = " OR ".join(quote(n) for n in nodes)
+    return NextCheck(
+        question=f"Nodes {', '.join(nodes)} ran on one physical host ({host}, the nodes' gce_topology_host) and the "
+                 "workload failed on each: is that machine faulty? If the VMs report the same physical host, report it "
+                 "to Google Cloud support with the node names and keep the workload off it; if not, the failures are "
+                 "independent.",
+        tells_apart=list(dict.fromkeys([v.failure_class, SAME_HOST])),
+        filter=f'resource.type="k8s_node" resource.labels.node_name=({names})',
+        command=" && ".join(f"gcloud compute instances describe {n} --zone {ctx.get('location', '<zone>')} --project "
+                            f"{ctx.get('project', '<project>')} --format='value(resourceStatus.physicalHost)'"
+                            for n in nodes[:3]))
+
+
+def _checks(v: Verdict, ctx: dict[str, str], render) -> list[NextCheck]:
     leading = [h.failure_class for h in v.ranked if h.failure_class not in (HEALTHY, UNKNOWN) and h.score >= CANDIDATE / 2]
     leading = list(dict.fromkeys(leading))[:MAX_CANDIDATES]
     out = []

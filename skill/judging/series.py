@@ -8,9 +8,11 @@ from typing import Literal
 
 from ..catalog.types import RuleContext
 from ..understanding.metrics import SAMPLE_NS, stall_signals
-from ..understanding.model import NO_LAUNCH
+from ..understanding.model import NO_LAUNCH, Workload
+from ..understanding.signals import Signal
 from ..reading.records import format_ns
 from .ranking import Hypo
+from ..understanding.status import FAILURES
 
 NS = 1_000_000_000
 LATE_NS = 5 * SAMPLE_NS  # series that end this long before the rest of the data cannot speak for the end
@@ -49,3 +51,23 @@ def series_stall(c: RuleContext) -> Hypo | Literal[False] | None:
               if last and s.ts > last.ts and NO_LAUNCH.search(s.record.text)][:1]
     return Hypo(cls.id, rule.score, [*([last] if last else []), *after, *stall_signals(f)], start, detail,
                 entity_kinds=("Pod", "Container"))
+
+
+def suspect_hosts(model: Workload, symptoms: list[Signal], root: Hypo, notes: list[str]) -> dict[str, list[str]]:
+    """Physical hosts (gce_topology_host) behind two or more of the workload's node names that each failed: the same
+    machine failing across attempts under new names, a hardware suspicion worth naming (google/skills
+    gke-ai-troubleshooting-jobset-interruption groups nodes by this label for exactly that). Each is a note too."""
+    f = model.series
+    if f is None or not (repeated := f.repeated_hosts()):
+        return {}
+
+    def node(s: Signal) -> str | None:
+        r = s.record
+        return r.node or (r.obj if r.kind == "Node" else None) or model.node_of(r.pod)
+
+    failed = {node(s) for s in symptoms if s.target in FAILURES and s.weight >= 0.5}
+    failed |= {node(s) for s in root.strong_signals}
+    out = {host: hit for host, nodes in repeated.items() if len(hit := [n for n in nodes if n in failed]) > 1}
+    notes += [f"nodes {', '.join(n)} ran on one physical host {h} (gce_topology_host) and failed each time"
+              for h, n in out.items()]
+    return out

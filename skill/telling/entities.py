@@ -148,8 +148,8 @@ def _entity_name(kind: str, s: Signal, r: Record, node: str | None, model: Workl
         return f"gs://{bucket}" if bucket else None
     if kind == "JobSet":
         return model.jobset
-    if kind == "NodePool":
-        return _node_pool(node_group_prefix(r.text), model)
+    if kind == "NodePool":  # a node pool's own series names it; a line, by the instance group or VM it names
+        return r.obj if r.kind == "NodePool" else _node_pool(node_group_prefix(r.text), model)
     if kind == "ServiceAccount":  # the identity the refusal names (`<sa>@<project>.iam.gserviceaccount.com does not have ...`)
         return service_account_in(r.text)
     if kind == "Workload":

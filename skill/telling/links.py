@@ -8,9 +8,11 @@ from urllib.parse import quote as urlquote
 from ..diagnosis import Evidence, EvidenceSource
 from ..reading.query import quote
 from ..reading.records import Record, format_ns
+from ..reading.sources.metrics import PROMQL_NAMES
 from .excerpt import excerpt
 
 LINK_MARGIN_NS = 10 * 60 * 1_000_000_000
+PROMETHEUS_NAMES = {v: k for k, v in PROMQL_NAMES.items()}  # Cloud Monitoring type -> Prometheus name
 
 
 def logs_explorer_link(r: Record, project: str | None) -> str | None:
@@ -41,7 +43,23 @@ def query_link(filter_: str, project: str | None) -> str | None:
             f"?project={urlquote(project, safe='')}")
 
 
+def point_promql(r: Record) -> str | None:
+    """The PromQL that draws a cited series point's series in Cloud Monitoring (its Prometheus name and labels; a GKE
+    system metric also its `monitored_resource`); None for anything but a series point."""
+    series = r.extra.get("series") if r.source == "metric" else None
+    if not isinstance(series, dict):
+        return None
+    name = PROMETHEUS_NAMES.get(r.log) or r.log
+    if name.startswith("kubernetes.io/"):  # Managed Service for Prometheus' rule: kubernetes.io/a/b_c -> kubernetes_io:a_b_c
+        name = "kubernetes_io:" + name[len("kubernetes.io/"):].replace("/", "_")
+    labels = {k: v for k, v in series.get("labels", {}).items() if k not in ("project_id", "location")}
+    if r.log.startswith("kubernetes.io/") and str(series.get("type", "")).startswith("k8s_"):
+        labels = {"monitored_resource": series["type"], **labels}
+    return name + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
 def evidence_item(r: Record, project: str | None = None) -> Evidence:
-    """The record as cited evidence: its id, time, source, resource, a redacted excerpt and its Logs Explorer link."""
+    """The record as cited evidence: its id, time, source, resource, a redacted excerpt, its Logs Explorer link or,
+    for a series point, the PromQL that draws its series."""
     return Evidence(id=r.id, timestamp=r.time or None, source=cast(EvidenceSource, r.source), resource=r.resource, excerpt=excerpt(r.text),
-                    link=logs_explorer_link(r, project or r.project))
+                    link=logs_explorer_link(r, project or r.project), promql=point_promql(r))

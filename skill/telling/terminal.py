@@ -123,7 +123,8 @@ def _evidence(v: View, sec: Section) -> RenderableType | Parts:
     for r in v.evidence:
         head = Text(_when(r.item.timestamp), style="cyan") + f"  {r.item.source}  " + _t(r.item.resource)
         head += Text(f" [{r.note}]", style="blue") if r.note else Text()
-        items.append((head, [_t(r.item.excerpt, "bold" if r.item.id in root else ""), _t(f"id {r.item.id}", "dim")]))
+        lines = [_t(r.item.excerpt, "bold" if r.item.id in root else ""), _t(f"id {r.item.id}", "dim")]
+        items.append((head, lines + ([_t(f"PromQL {r.item.promql}", "dim")] if r.item.promql else [])))
     return _numbered(items)
 
 

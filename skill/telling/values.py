@@ -34,7 +34,9 @@ def context(model: Workload, root: Hypo, ents: list[Entity], symptoms: Sequence[
     for e in ents:
         by_kind.setdefault(e.kind, e.name)
     pod = (first.pod if first else None) or by_kind.get("Pod") or model.head_pod or "<pod>"
-    node = by_kind.get("Node") or (first.node if first else None) or model.node_of(pod) or "<node>"
+    # a node pool's own count names the pool, not which of its nodes: say so rather than name another node
+    pool = f"in node pool {first.obj}" if first and first.kind == "NodePool" and not first.node else None
+    node = by_kind.get("Node") or (first.node if first else None) or pool or model.node_of(pod) or "<node>"
     container = (first.container if first else None) or "<container>"
     head = model.pods.get(model.head_pod or "")
     user_container = next((c for c in (head.containers if head else {}) if not c.startswith("pathways-")), "jax-tpu")

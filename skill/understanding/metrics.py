@@ -22,6 +22,7 @@ DUTY = "kubernetes.io/container/accelerator/duty_cycle"
 NODE_DUTY = "kubernetes.io/node/accelerator/duty_cycle"
 USED, TOTAL = "kubernetes.io/container/accelerator/memory_used", "kubernetes.io/container/accelerator/memory_total"
 INTERRUPTIONS = "kubernetes.io/node/interruption_count"
+POOL_INTERRUPTIONS = "kubernetes.io/node_pool/interruption_count"
 CONDITION = "kubernetes.io/node/status_condition"
 RESTARTS = "prometheus.googleapis.com/kube_jobset_restarts/gauge"
 TOPOLOGY_HOST = "gce_topology_host"
@@ -45,6 +46,7 @@ class Interruption:
     type: str
     reason: str
     series: Series
+    pool: str = ""  # a node pool's count (k8s_node_pool): the pool, not the node, is what the series names
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,14 @@ class SeriesFacts:
         if self.headroom:
             tight = max(self.headroom, key=lambda h: h.fraction)
             out["hbm_peak"] = f"{tight.fraction:.0%} of {tight.total / 2**30:.0f} GiB on {tight.pod} at {format_ns(tight.ts)}"
-        out["interruptions"] = [f"{format_ns(i.ts)} {i.node}: {i.type} ({i.reason})" for i in self.interruptions][:10]
+        out["interruptions"] = [f"{format_ns(i.ts)} {i.node or 'node pool ' + i.pool}: {i.type} ({i.reason})"
+                                for i in self.interruptions][:10]
+        down: dict[tuple[str, str, str], int] = {}
+        for ts, node, cond, status, _s in self.conditions:
+            if (cond == "Ready") != (status == "True"):  # not ready, or a pressure condition that holds
+                down.setdefault((node, cond, status), ts)
+        if down:
+            out["node_conditions"] = [f"{n} {c}={st} from {format_ns(ts)}" for (n, c, st), ts in sorted(down.items())][:10]
         if self.restarts:
             out["jobset_restarts"] = self.restarts[-1][1]
         if hosts := self.repeated_hosts():
@@ -154,7 +163,14 @@ def _chip(s: Series) -> str:
     return s.labels.get("accelerator_id") or s.labels.get("tpu_chip") or ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
 
 
+def in_pool(pool: str, cluster: str, nodes: Iterable[str]) -> bool:
+    """Some node of the workload belongs to the node pool (GKE names a pool's nodes gke-<cluster>-<pool>-<hash>-<id>)."""
+    return bool(pool) and any(n.startswith(f"gke-{cluster}-{pool}-") for n in nodes)
+
+
 def _mine(s: Series, jobset: str, namespace: str | None, pods: set[str], nodes: set[str]) -> bool:
+    if s.resource_type == "k8s_node_pool" or (s.resource.get("nodepool_name") and not s.node and not s.pod):
+        return in_pool(s.resource.get("nodepool_name", ""), s.resource.get("cluster_name", ""), nodes)
     if s.pod:
         ns = s.resource.get("namespace_name")
         return (s.pod in pods or s.pod.startswith(jobset + "-")) and (not namespace or not ns or ns == namespace)
@@ -181,6 +197,8 @@ def series_facts(found: SeriesSet, jobset: str, namespace: str | None, pods: Ite
             (used if s.metric == USED else total)[(s.pod, _chip(s))] = s
         elif s.metric == INTERRUPTIONS and s.node:
             facts.interruptions += _interruptions(s)
+        elif s.metric == POOL_INTERRUPTIONS and s.resource.get("nodepool_name"):
+            facts.interruptions += [replace(i, pool=s.resource["nodepool_name"]) for i in _interruptions(s)]
         elif s.metric == CONDITION and s.node:
             facts.conditions += [(t, s.node, s.labels.get("condition", ""), s.labels.get("status", ""), s)
                                  for t, v in s.points if v > 0]
@@ -193,8 +211,17 @@ def series_facts(found: SeriesSet, jobset: str, namespace: str | None, pods: Ite
         if tight:
             _f, t, v, tot = max(tight)
             facts.headroom.append(Headroom(t, key[0], key[1], v, tot, u))
-    facts.interruptions.sort(key=lambda i: i.ts)
+    facts.interruptions = sorted(_once(facts.interruptions), key=lambda i: i.ts)
     return facts
+
+
+def _once(found: list[Interruption]) -> list[Interruption]:
+    """A node pool's count of an interruption its node's own count shows too is the same interruption: kept once, by
+    the node (which names more)."""
+    nodes = [i for i in found if not i.pool]
+    return nodes + [p for p in found if p.pool and not any(
+        n.type == p.type and n.reason == p.reason and abs(n.ts - p.ts) <= SAMPLE_NS
+        and in_pool(p.pool, p.series.resource.get("cluster_name", ""), [n.node]) for n in nodes)]
 
 
 def _interruptions(s: Series) -> list[Interruption]:
@@ -212,10 +239,13 @@ def _interruptions(s: Series) -> list[Interruption]:
 def record(s: Series, ts: int, text: str, at: int = 0) -> Record:
     """One point of a series as a citable record (its id is the series' key and the point's end time; `at`: when what
     it counted happened, if earlier than the end of the sample)."""
+    pool = s.resource.get("nodepool_name", "") if not s.node else ""
     return Record(s.point_id(ts), at or ts, "metric", s.metric, text, pod=s.pod, container=s.resource.get("container_name"),
                   node=s.node, namespace=s.resource.get("namespace_name"), cluster=s.resource.get("cluster_name"),
                   project=s.resource.get("project_id"), location=s.resource.get("location"),
-                  kind="Node" if s.node and not s.pod else None, obj=s.node if s.node and not s.pod else None)
+                  kind="Node" if s.node and not s.pod else "NodePool" if pool else None,
+                  obj=s.node if s.node and not s.pod else pool or None,
+                  extra={"series": {"type": s.resource_type, "labels": {**s.resource, **s.labels}}})
 
 
 def _value(s: Series, ts: int) -> float:
@@ -239,9 +269,11 @@ def signals(facts: SeriesFacts) -> list[Signal]:
     out = []
     for i in facts.interruptions:
         cls, weight = next((c, w) for typ, why, c, w in INTERRUPTION_CLASS if typ in ("", i.type) and why in ("", i.reason))
-        text = (f"{i.series.metric} = {_value(i.series, i.ts):.0f} on node {i.node} in the 60 s to {format_ns(i.ts)}: "
+        where = f"node pool {i.pool}" if i.pool else f"node {i.node}"
+        text = (f"{i.series.metric} = {_value(i.series, i.ts):.0f} on {where} in the 60 s to {format_ns(i.ts)}: "
                 f"interruption_type={i.type or '?'} interruption_reason={i.reason or '?'}")
-        p = _pattern(cls, f"interruption_count {i.type}", weight, ("Node",), f"the node was interrupted ({i.type}, {i.reason})")
+        p = _pattern(cls, f"{'node_pool/' if i.pool else ''}interruption_count {i.type}", weight,
+                     ("NodePool",) if i.pool else ("Node",), f"the {'node pool' if i.pool else 'node'} was interrupted ({i.type}, {i.reason})")
         out.append(Signal("cause", cls, p, record(i.series, i.ts, text, i.ts - SAMPLE_NS // 2), {"node": i.node}))
     for h in facts.headroom:
         if h.fraction >= HBM_FULL_AT:

@@ -18,9 +18,10 @@ MAX_REQUESTS = 20  # list_time_series calls (pages included) per diagnosis: far 
 CONTAINER = ("kubernetes.io/container/accelerator/duty_cycle", "kubernetes.io/container/accelerator/memory_used",
              "kubernetes.io/container/accelerator/memory_total")
 NODE = ("kubernetes.io/node/interruption_count", "kubernetes.io/node/status_condition")
+POOL = "kubernetes.io/node_pool/interruption_count"
 RESTARTS = "prometheus.googleapis.com/kube_jobset_restarts/gauge"
 ALIGNER = {"kubernetes.io/node/interruption_count": "ALIGN_SUM", "kubernetes.io/node/status_condition": "ALIGN_MAX",
-           RESTARTS: "ALIGN_MAX"}  # the rest: ALIGN_MEAN
+           POOL: "ALIGN_SUM", RESTARTS: "ALIGN_MAX"}  # the rest: ALIGN_MEAN
 
 
 def _quote(value: str) -> str:
@@ -29,11 +30,12 @@ def _quote(value: str) -> str:
 
 def filters(cluster: str, namespace: str, jobset: str) -> list[tuple[str, str]]:
     """(metric type, Monitoring filter) for every series a diagnosis reads: the JobSet's containers, the cluster's
-    nodes (narrowed to the workload's own by the facts), the JobSet's restart gauge."""
+    nodes and node pools (narrowed to the workload's own by the facts), the JobSet's restart gauge."""
     c = f"resource.labels.cluster_name = {_quote(cluster)}"
     out = [(t, f'metric.type = "{t}" AND resource.type = "k8s_container" AND {c} AND resource.labels.namespace_name = '
                f'{_quote(namespace)} AND resource.labels.pod_name = starts_with({_quote(jobset + "-")})') for t in CONTAINER]
     out += [(t, f'metric.type = "{t}" AND resource.type = "k8s_node" AND {c}') for t in NODE]
+    out.append((POOL, f'metric.type = "{POOL}" AND resource.type = "k8s_node_pool" AND {c}'))
     out.append((RESTARTS, f'metric.type = "{RESTARTS}" AND {c} AND metric.labels.jobset_name = {_quote(jobset)}'))
     return out
 

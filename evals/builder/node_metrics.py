@@ -1,0 +1,83 @@
+"""The nodes' and the JobSet's series of a built incident, as a user exports them beside the logs (docs/metrics.md):
+
+- `kubernetes.io/node/status_condition` (a Monitoring API v3 `timeSeries.list` answer, 60 s samples, newest first) for
+  every TPU node the JobSet's workers ran on: `condition=Ready,status=True` at 1 while the node is ready, and
+  `status=Unknown` at 1 from when it stopped reporting (a NodeNotReady Event item on it, the VM's interruption audit
+  item plus 40 s, or a restart that replaced it), each with the node's `gce_topology_host`;
+- `kube_jobset_restarts` (kube-state-metrics' JobSet gauge through Managed Service for Prometheus, a `query_range`
+  answer): the restarts counted so far, per minute.
+
+Composed from the documented semantics (no TPU records them in the sandbox it is lent: ../shared/reference/metrics.md)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pathways_workload.evals.scenarios import NS, fmt_ns
+
+STEP = 60 * NS
+LOST_AFTER_AUDIT_NS = 40 * NS  # the node controller marks a node whose kubelet stopped posting after its grace period
+INTERRUPTING = ("compute.instances.preempted", "compute.instances.terminateOnHostMaintenance", "compute.instances.hostError")
+
+
+def _minutes(start: int, end: int) -> list[int]:
+    t = -(-start // STEP) * STEP
+    return list(range(t, end + 1, STEP)) if t <= end else []
+
+
+def not_ready(b: Any) -> dict[str, int]:
+    """Node name -> when it stopped being Ready, from the scenario's items."""
+    out: dict[str, int] = {}
+
+    def mark(name: str, t: int) -> None:
+        out[name] = min(out.get(name, t), t)
+
+    for it in b.s.items:
+        if it.kind == "event" and it.spec.get("reason") == "NodeNotReady" and "node" in it.spec:
+            mark(b.node_ref(it.spec["node"], it.at).name, it.at)
+        elif it.kind == "audit" and it.spec.get("method") in INTERRUPTING and "node" in it.spec:
+            mark(b.node_ref(it.spec["node"], it.at).name, it.at + LOST_AFTER_AUDIT_NS)
+        elif it.kind == "restart":
+            for ref in it.spec.get("replace_nodes") or []:
+                mark(b.node_ref(str(ref), it.at).name, it.at)
+    return out
+
+
+def conditions(b: Any) -> list[dict[str, Any]]:
+    """Ready=True and (for a node that stopped reporting) Ready=Unknown series of every TPU node the workers ran on."""
+    lost = not_ready(b)
+    nodes = sorted({p.node.name: p.node for att in b.attempts for p in att.pods.values()
+                    if p.ref.role == "worker" and p.node is not None}.values(), key=lambda n: n.name)
+    out = []
+    for node in nodes:
+        minutes = _minutes(max(b.s.start, b.node_since.get(node.name, 0)), b.s.end)
+        gone = lost.get(node.name)
+        for status in ("True", "Unknown") if gone is not None else ("True",):
+            ready = {t: gone is None or t < gone for t in minutes}
+            out.append({
+                "metric": {"type": "kubernetes.io/node/status_condition",
+                           "labels": {"condition": "Ready", "status": status}},
+                "resource": {"type": "k8s_node", "labels": {"project_id": b.w["project"], "location": b.zone,
+                                                             "cluster_name": b.w["cluster"], "node_name": node.name}},
+                "metadata": {"userLabels": {"gce_topology_host": host(b, node.name)}},
+                "metricKind": "GAUGE", "valueType": "INT64",
+                "points": [{"interval": {"startTime": fmt_ns(t - STEP, 0), "endTime": fmt_ns(t, 0)},
+                            "value": {"int64Value": "1" if ready[t] == (status == "True") else "0"}} for t in reversed(minutes)],
+            })
+    return out
+
+
+def restarts(b: Any) -> dict[str, Any]:
+    """kube_jobset_restarts for the JobSet: how many restarts its controller had counted by each minute."""
+    times = sorted(it.at for it in b.s.items if it.kind == "restart")
+    return {"metric": {"__name__": "kube_jobset_restarts", "jobset_name": b.w["jobset"], "namespace": b.w["namespace"],
+                       "cluster": b.w["cluster"], "location": b.zone, "project_id": b.w["project"]},
+            "values": [[t // NS, str(sum(1 for r in times if r <= t))] for t in _minutes(b.s.start, b.s.end)]}
+
+
+def host(b: Any, node: str) -> str:
+    """A physical host id for a node (the shape of gce_topology_host: a path of hashed switch, block and host ids); a
+    replacement node on its predecessor's host (restart.same_host) has that node's."""
+    h = hashlib.sha1(b.host_of.get(node, node).encode()).hexdigest()
+    return f"/CCCC{h[:6]}/BBBB{h[6:12]}/HHHH{h[12:20]}"
