@@ -61,10 +61,13 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "pods_json": True,
     "jobset_json": True,
     "events_retention": "60m",
+    # the export's time window began here (a time as `at:` takes it): logs.json holds no entry before it
+    "logs_since": None,
     "containers": None,  # a list of container names: only their logs were exported (e.g. [jax-tpu]); None: all
     "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
     # which series the export holds, when it holds series: a list of duty_cycle, hbm, node_interruptions,
-    # pool_interruptions, node_conditions, jobset_restarts (None: the first three, evals/builder/metrics.py)
+    # pool_interruptions, node_conditions, node_pressure, jobset_restarts (None: the first three,
+    # evals/builder/metrics.py)
     "series": None,
 }
 
@@ -105,6 +108,10 @@ ITEM_FIELDS: dict[str, set[str]] = {
     # replace_nodes: the new attempt's pods of those slots (tpu[s][h]) land on new nodes; same_host: on the old
     # nodes' physical hosts (their gce_topology_host)
     "restart": {"first_failed_job", "delay", "replace_nodes", "same_host"},
+    # a node condition as kubernetes.io/node/status_condition shows it (series only: no log line, no Event):
+    # condition Ready (status False / Unknown from `at`) or MemoryPressure / DiskPressure / PIDPressure (status True
+    # from `at` to `until`, needs sources.series node_pressure)
+    "condition": {"node", "condition", "status", "until"},
     "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program",
                   "replace"},
 }
