@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from pathways_workload.evals.scenarios import NS, fmt_ns, parse_time
+from pathways_workload.evals.scenarios import NS, fmt_ns, parse_node_ref, parse_time
 
 STEP = 60 * NS
 LOST_AFTER_AUDIT_NS = 40 * NS  # the node controller marks a node whose kubelet stopped posting after its grace period
@@ -43,10 +43,18 @@ def not_ready(b: Any) -> dict[str, int]:
             mark(b.node_ref(it.spec["node"], it.at).name, it.at + LOST_AFTER_AUDIT_NS)
         elif it.kind == "restart":
             for ref in it.spec.get("replace_nodes") or []:
-                mark(b.node_ref(str(ref), it.at).name, it.at)
+                mark(slot_node(b, str(ref), it.at).name, it.at)
         elif it.kind == "condition" and it.spec.get("condition", "Ready") == "Ready":
             mark(b.node_ref(str(it.spec["node"]), it.at).name, it.at)
     return out
+
+
+def slot_node(b: Any, ref: str, at: int) -> Any:
+    """The node a TPU slot (tpu[s][h]) had at `at`: the latest replacement that had joined by then."""
+    kind, a, c = parse_node_ref(ref)
+    if kind != "tpu":
+        return b.node_ref(ref, at)
+    return next(n for n in reversed(b.nodes) if n.kind == "tpu" and n.index == (a, c) and b.node_since.get(n.name, 0) <= at)
 
 
 def lost_status(b: Any) -> dict[str, str]:
