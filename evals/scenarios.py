@@ -61,10 +61,13 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "pods_json": True,
     "jobset_json": True,
     "events_retention": "60m",
+    # the export's time window began here (a time as `at:` takes it): logs.json holds no entry before it
+    "logs_since": None,
     "containers": None,  # a list of container names: only their logs were exported (e.g. [jax-tpu]); None: all
     "metrics": "auto",  # time series beside the logs: true, false, or auto (evals/builder/metrics.py)
     # which series the export holds, when it holds series: a list of duty_cycle, hbm, node_interruptions,
-    # pool_interruptions, node_conditions, jobset_restarts (None: the first three, evals/builder/metrics.py)
+    # pool_interruptions, node_conditions, node_pressure, jobset_restarts (None: the first three,
+    # evals/builder/metrics.py)
     "series": None,
 }
 
@@ -101,8 +104,8 @@ ITEM_FIELDS: dict[str, set[str]] = {
     "jobset": {"condition", "reason", "message", "first_failed_job", "keep_pods"},
     "stop_progress": set(),
     "restart": {"first_failed_job", "delay", "replace_nodes", "same_host"},  # fixtures/README.md: new nodes, same host
-    "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program",
-                  "replace"},
+    "condition": {"node", "condition", "status", "until"},  # a node condition, series only (fixtures/README.md)
+    "recording": {"id", "pod", "pods", "except", "container", "lines", "from", "to", "drop", "on_start", "program", "replace"},
 }
 
 MILESTONES = ("rm_serving", "proxy_ready", "client_connect", "worker_serving", "megascale", "slices_ready",

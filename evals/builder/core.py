@@ -43,7 +43,9 @@ class Builder(Timeline, Startup, Chatter, Incident, RecordingItem, Cloud, JobSet
         self.incident()
         src = self.s.sources
         files: dict[str, Any] = {}
-        entries = [e for t, e in sorted(self.entries, key=lambda x: (x[0], x[1]["insertId"]), reverse=True)]
+        since = sc.parse_time(src["logs_since"], self.s.start, self.s.anchors) if src.get("logs_since") else None
+        entries = [e for t, e in sorted(self.entries, key=lambda x: (x[0], x[1]["insertId"]), reverse=True)
+                   if since is None or t >= since]
         if entries:
             files["logs.json"] = entries
         if src["events_json"]:

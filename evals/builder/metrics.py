@@ -23,7 +23,7 @@ from typing import Any
 
 from pathways_workload.evals.scenarios import NS, fmt_ns
 
-from .node_metrics import conditions, host, restarts
+from .node_metrics import conditions, host, pressure, restarts
 from .model import Attempt
 
 STEP = 60 * NS
@@ -45,7 +45,8 @@ def wanted(b: Any) -> bool:
     return bool(flag)
 
 
-KINDS = ("duty_cycle", "hbm", "node_interruptions", "pool_interruptions", "node_conditions", "jobset_restarts")
+KINDS = ("duty_cycle", "hbm", "node_interruptions", "pool_interruptions", "node_conditions", "node_pressure",
+         "jobset_restarts")
 DEFAULT_KINDS = ("duty_cycle", "hbm", "node_interruptions")
 
 
@@ -67,8 +68,9 @@ def series_files(b: Any, force: bool = False) -> dict[str, Any]:
     interruptions = _interruptions(b, "node_interruptions" in kinds, "pool_interruptions" in kinds)
     if interruptions:
         out["metrics-interruptions.json"] = {"timeSeries": interruptions, "unit": "1"}
-    if "node_conditions" in kinds:
-        out["metrics-node-conditions.json"] = {"timeSeries": conditions(b)}
+    if "node_conditions" in kinds or "node_pressure" in kinds:
+        out["metrics-node-conditions.json"] = {"timeSeries": (conditions(b) if "node_conditions" in kinds else [])
+                                               + (pressure(b) if "node_pressure" in kinds else [])}
     if "jobset_restarts" in kinds:
         out["metrics-jobset-restarts.json"] = _prometheus([restarts(b)])
     return out

@@ -197,7 +197,10 @@ class Timeline(World):
                     att.progress_stop = t if att.progress_stop is None else min(att.progress_stop, t)
 
     def end_attempts(self) -> None:
-        """Containers still running when an attempt ends (restart, terminal JobSet) get SIGTERM'd."""
+        """Containers still running when an attempt ends (restart, terminal JobSet) get SIGTERM'd (a node that a
+        `condition` item took away reports no Killing: its kubelet is not there to)."""
+        gone = {self.node_ref(str(i.spec["node"]), i.at).name: i.at for i in self.s.items
+                if i.kind == "condition" and i.spec.get("condition", "Ready") == "Ready"}
         for att in self.attempts:
             if att.end is None:
                 continue
@@ -208,6 +211,6 @@ class Timeline(World):
                         r = c.runs[-1]
                         r.end = max(att.end, r.start) + self.jitter(0.8, 2.5)
                         r.exit_code, r.reason = 143, "Error"
-                        if pod.node:
+                        if pod.node and not gone.get(pod.node.name, r.end + 1) <= r.end:
                             self.event_pod(pod, r.end - NS // 3, "Killing", f"Stopping container {c.name}",
                                            "Normal", c.name)
