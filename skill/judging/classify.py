@@ -106,6 +106,7 @@ def _killed_the_workload(model: Workload, s: Signal, symptoms: Sequence[Signal])
     pods = {p.name for p in model.pods.values() if p.node and p.node == node}
     if not node or not pods or not ({"events"} & model.logs_seen or "Pod" in model.objects_seen):
         return None
+    # a container there failed with it, or the stepping program there stopped with it (None: too soon to tell)
     return touched(model, pods, symptoms, s.ts - KILL_BEFORE_NS, s.ts + KILL_AFTER_NS) or stopped_with(model, pods, s.ts)
 
 

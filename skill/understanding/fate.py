@@ -42,13 +42,14 @@ STOPPED_INTERVALS = 5  # progress lines the stepping program would have printed 
 STOPPED_MIN_NS = 5 * 60 * 1_000_000_000
 
 
-def stopped_with(model: Workload, pods: set[str], at: int) -> bool:
+def stopped_with(model: Workload, pods: set[str], at: int) -> bool | None:
     """The stepping program runs in one of `pods` and stepped no more after `at` (its last progress line within two of
     its own intervals after it, in flight), while the data goes on for STOPPED_INTERVALS of its intervals (5 min at
     least): what happened on that node at `at` stopped it. A kill that leaves the program alive but stuck (a child it
-    waits on, killed) shows no exit, only this."""
+    waits on, killed) shows no exit, only this. None (unknown) while the data ends too soon after its last step to
+    tell a stop from its usual pace; False when it stepped on past it, or does not step on that node."""
     mine = sorted(s.ts for s in model.progress if s.record.pod in pods)
     every = model.step_interval_ns()
     if not mine or every is None or mine[-1] < at - every or mine[-1] > at + 2 * every:
         return False
-    return model.now - mine[-1] >= max(STOPPED_MIN_NS, STOPPED_INTERVALS * every)
+    return True if model.now - mine[-1] >= max(STOPPED_MIN_NS, STOPPED_INTERVALS * every) else None
