@@ -156,6 +156,13 @@ NODE_LOST = FailureClass(
         Pattern(r"status is now: NodeNotReady|^NodeNotReady: ", 0.8, ("event",), entities=("Node",),
                 origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
                 example='NodeNotReady: Node gke-tpu-v5e-np-4a1f2c3d-x7k2 status is now: NodeNotReady'),
+        # The taint eviction controller deleting a pod that does not tolerate its node's NoExecute taint (on a node lost,
+        # node.kubernetes.io/unreachable or not-ready, after the pod's tolerationSeconds, 300 by default): the node
+        # stayed gone that long, not a blip. rendered: TaintManagerEviction + "Marking for deletion Pod %s" from
+        # pkg/controller/tainteviction/taint_eviction.go (emitPodDeletionEvent)
+        Pattern(r"^TaintManagerEviction: Marking for deletion Pod ", 0.9, ("event",), entities=("Pod",),
+                origin='https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/tainteviction/taint_eviction.go',
+                example='TaintManagerEviction: Marking for deletion Pod default/rm-v6e-k2-tpu-workers-0-0-zjxin'),
         # rendered: Ready=Unknown, NodeStatusUnknown + "Kubelet stopped posting node status." from node_lifecycle_controller.go
         Pattern(r"node condition Ready=(?:False|Unknown)", 0.75, ("object",), entities=("Node",),
                 origin='https://github.com/kubernetes/kubernetes/blob/003e86297d18a8538c9da3619871393f9703bf70/pkg/controller/nodelifecycle/node_lifecycle_controller.go',
