@@ -170,3 +170,10 @@ def test_a_kill_that_stopped_the_stepping_program_on_its_node_is_the_workloads()
     then no step for eight of the trainer's intervals: the kill is the workload's and the run is stalled."""
     d = diagnose_replay(FIXTURES / "case-305")
     assert (d.failure_class, d.status) == ("host_oom", "stalled")
+
+
+def test_the_taint_evictions_proof_of_a_lost_node_outranks_a_replacements_scheduler_words():
+    """case-306: NodeNotReady, the worker evicted by the taint eviction controller 5 min later, a restart, the
+    replacement Pending to the end with "No preemption victims found": the node was lost, the run waits for a place."""
+    d = diagnose_replay(FIXTURES / "case-306")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("node_lost", "stalled", "waiting")
