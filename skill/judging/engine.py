@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..catalog import STALL, UNKNOWN
 from .classify import Verdict, classify
-from .place import by_place, refine
+from .place import by_place, by_thread, refine
 from ..understanding.death import killed, killed_process, uncaught, workload_process
 from ..understanding.digest import Digest
 from ..errors import AmbiguousWorkload, InputError, UnknownJobSet
@@ -268,6 +268,8 @@ def analyse(source: Source, scope: Scope, objects: list[dict], now_ns: int | Non
     if verdict.failure_class == UNKNOWN and (placed := refine(model, verdict.root, context)) is not None:
         verdict = by_place(verdict, *placed)  # a death no signature names, read by where and when it died
     words = _records([p for p in late if p[0] in q5]) if q5 else ()
+    if verdict.failure_class == STALL and words:
+        verdict = by_thread(model, verdict, words)  # a stall after one of the program's threads died: that death
     return Analysis(model, verdict, col.causes, col.symptoms, RunStats.of(source.stats, col.unusable),
                     time.monotonic() - t0, col.digest, tuple(q1 + q2 + q3 + q4 + q5), context, words)
 

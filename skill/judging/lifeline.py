@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..reading.records import Record, format_ns
-from ..understanding.lives import Life, Lives, step_number
+from ..understanding.lives import Life, Lives, relapsed_past, step_number
 from ..understanding.status import Run, pending_pods, recovered_since, waiting_since
 from .fatal import span as _span
 
@@ -109,7 +109,7 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
         damage = run.damage
         last_damage = damage[-1] if damage else 0
         stepping = [s for s in lv.last.steps if s.ts > last_damage]
-        if stepping and lv.restarts:
+        if stepping and lv.restarts and not relapsed_past(lv):  # it died past here before: still crashing
             return Fate("recovering", sentence=(
                 f"The last attempt has stepped again since {_hm(stepping[0].ts)} ({len(stepping)} progress line"
                 f"{'s' if len(stepping) != 1 else ''} over {_span(stepping[-1].ts - stepping[0].ts)}), too short to "

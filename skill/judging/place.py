@@ -24,7 +24,7 @@ from ..catalog.places import CHECKPOINT, CHECKPOINT_LIBS, COMPILE, FLAGS_RIVAL, 
 from ..reading.records import Record
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
-from ..catalog import UNKNOWN
+from ..catalog import UNKNOWN, Pattern
 from .classify import Verdict
 from .ranking import Hypo
 from .survival import SERVERS, is_sidecar
@@ -173,3 +173,53 @@ def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
     notes = v.notes + [PLACE_NOTE + words + (f"; {rival.failure_class} stays open" if rival else "")]
     return Verdict(new.failure_class, v.status, round(confidence, 3), ranked[:6], new, v.symptoms, notes,
                    v.observations, v.too_soon, v.fate)
+
+
+# CPython's default threading.excepthook (Lib/threading.py) reports a thread's uncaught exception as
+# "Exception in thread <name>:" then its traceback; the thread ends, the program does not.
+THREAD_DEATH = re.compile(r"^Exception in thread (?P<name>.+?)(?: \(\w+\))?:\s*$")
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b(?::|$)|^[A-Z]\w*Error: ")
+
+
+def thread_death(words: Sequence[Record]) -> tuple[Record, str] | None:
+    """In what the stalled program printed after its last step: the exception line that ended one of its threads
+    (threading.excepthook's header, then the traceback's last line), and the thread's name; None when there is none."""
+    ordered = sorted(words, key=lambda r: (r.ts, r.id))
+    for i, r in enumerate(ordered):
+        m = THREAD_DEATH.match(r.text.splitlines()[0] if r.text else "")
+        if m is None:
+            continue
+        same = [x for x in ordered[i + 1:] if (x.pod, x.container) == (r.pod, r.container)]
+        exc = next((x for x in same if _EXCEPTION_LINE.match(x.text)), None)
+        if exc is not None:
+            return exc, m.group("name")
+    return None
+
+
+def by_thread(model: Workload, v: Verdict, words: Sequence[Record]) -> Verdict:
+    """A stall whose program printed, after its last step, the death of one of its threads (a prefetcher, a loader):
+    the thread's exception, read by place (its innermost frame), is the cause, and the run stays stalled (the program
+    waits on what the thread would have given it). The stall stays ranked after it."""
+    found = thread_death(words)
+    if found is None or v.root is None:
+        return v
+    death, name = found
+    got = rule(read(model, death, words))
+    if got is None:
+        return v
+    cls, rival = got
+    sig = Signal("cause", cls, THREAD_PATTERN, death, {})
+    new = Hypo(cls, SCORE + 0.1, [sig], death.ts, death.text.splitlines()[0][:160], [sig], ("Pod", "Container"))
+    other = Hypo(rival, round(SCORE * 0.7, 3), [sig], death.ts) if rival else None
+    old = Hypo(v.root.failure_class, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail,
+               v.root.located, v.root.entity_kinds, v.root.spared)
+    ranked = [new] + ([other] if other else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != cls]
+    notes = v.notes + [f"{PLACE_NOTE}thread {name} of the stalled program died on {death.text.splitlines()[0][:120]!r}"
+                       + (f"; {rival} stays open" if rival else "")]
+    return Verdict(cls, v.status, round(new.score * (0.9 if rival else 1.0), 3), ranked[:6], new, v.symptoms, notes,
+                   v.observations, v.too_soon, v.fate)
+
+
+THREAD_PATTERN = Pattern(THREAD_DEATH.pattern, SCORE, id="thread_death",
+                         origin="https://github.com/python/cpython/blob/main/Lib/threading.py",
+                         example="Exception in thread prefetch-0:")

@@ -110,3 +110,24 @@ def stepping_since(life: Life, model: Workload, damage: list[int]) -> int | None
     if steps[-1].ts - steps[0].ts < STEADY_NS and not (capped and model.now - life.start >= STEADY_NS):
         return None
     return steps[0].ts
+
+
+def relapsed_past(lives: Lives) -> bool:
+    """An earlier restarted attempt stepped again at least as far as the last one has (its highest step number, or
+    without numbers its stepping span) and still ended in a restart: the last attempt's steps are no sign of recovery
+    yet, the run has died there before."""
+    last = lives.last
+    if not last.steps:
+        return False
+    now_step = max((n for s in last.steps if (n := step_number(s)) is not None), default=None)
+    now_span = last.steps[-1].ts - last.steps[0].ts
+    for a in lives.attempts[1:-1]:  # attempts that began with a restart and ended with another
+        if not a.steps or a.end is None:
+            continue
+        was = max((n for s in a.steps if (n := step_number(s)) is not None), default=None)
+        if now_step is not None and was is not None:
+            if was >= now_step:
+                return True
+        elif a.steps[-1].ts - a.steps[0].ts >= now_span:
+            return True
+    return False

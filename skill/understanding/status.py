@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..catalog import BY_ID, CLASSES, HEALTHY, SYMPTOMS
-from .lives import Lives, lives, stepping_since
+from .lives import Lives, lives, relapsed_past, stepping_since
 from .model import PodInfo, Workload
 from .signals import Signal
 
@@ -161,8 +161,8 @@ def recovered_since(r: Run) -> int | None:
         return None
     if not r.lives.restarts and not _anything_restarting(r.model):
         return None  # no new attempt: a run that stepped on past a failure is judged by the rows below
-    if any(not p.ran for p in pending_pods(r.model)):
-        return None
+    if any(not p.ran for p in pending_pods(r.model)) or relapsed_past(r.lives):
+        return None  # a pod still waits, or an earlier restarted attempt stepped this far and died: not recovered yet
     return stepping_since(r.lives.last, r.model, r.damage)
 
 
@@ -213,7 +213,8 @@ ROWS: tuple[Row, ...] = (
         "admitted it", lambda r: r.model.suspended),
     Row("healthy", "recovered after a restart", "a failure ended an attempt, the JobSet (or the container) restarted, "
         "and the last attempt has stepped steadily since its last failure (5 or more progress lines over 15 min or "
-        "more, the latest within the stall window), with no pod left waiting: the run recovered; the failure stays "
+        "more, the latest within the stall window), with no pod left waiting and no earlier restarted attempt that "
+        "stepped as far and still died: the run recovered; the failure stays "
         "the verdict as what happened, and the diagnosis says when it recovered and what it lost",
         lambda r: recovered_since(r) is not None),
     Row("healthy", "ran on after recovered faults", "no failure is the verdict and the program was running at the end "
