@@ -177,3 +177,17 @@ def test_the_taint_evictions_proof_of_a_lost_node_outranks_a_replacements_schedu
     replacement Pending to the end with "No preemption victims found": the node was lost, the run waits for a place."""
     d = diagnose_replay(FIXTURES / "case-306")
     assert (d.failure_class, d.status, d.fate and d.fate.state) == ("node_lost", "stalled", "waiting")
+
+
+def test_a_stall_after_a_thread_died_is_that_threads_exception_read_by_place():
+    """case-307: `Exception in thread prefetch-0:` and a KeyError in the user's records.py, then the main loop blocks:
+    user_code_error, stalled, citing the exception, the failing frame and its source line."""
+    d = diagnose_replay(FIXTURES / "case-307")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("user_code_error", "stalled", "stalled")
+    assert "prefetch-0" in d.summary and any("caption" in e.excerpt for e in d.evidence)
+
+
+def test_stepping_again_where_an_earlier_attempt_died_is_not_a_recovery():
+    """case-308: three attempts died of the same OOM at step 400; the fourth is stepping toward it: still crashing."""
+    d = diagnose_replay(FIXTURES / "case-308")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("hbm_oom", "crashing", "crashing")

@@ -161,6 +161,7 @@ def refine(model: Workload, root: Hypo, context: Sequence[Record]) -> tuple[Hypo
 
 
 PLACE_NOTE = "read by place and phase: "
+THREAD_NOTE = PLACE_NOTE + "thread "  # a stall read as the death of one of its program's threads (by_thread)
 
 
 def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
@@ -196,6 +197,20 @@ def thread_death(words: Sequence[Record]) -> tuple[Record, str] | None:
     return None
 
 
+def _frame_lines(words: Sequence[Record], death: Record) -> list[Record]:
+    """The traceback's innermost frame before the exception line, and the source line printed under it: where the
+    thread failed, in the program's own words."""
+    stream = sorted((r for r in words if (r.pod, r.container) == (death.pod, death.container) and r.ts <= death.ts
+                     and r.id != death.id), key=lambda r: (r.ts, r.id))
+    at = next((i for i in range(len(stream) - 1, -1, -1) if FRAME.match(stream[i].text)), None)
+    if at is None:
+        return []
+    out = [stream[at]]
+    if at + 1 < len(stream) and not FRAME.match(stream[at + 1].text) and not _EXCEPTION_LINE.match(stream[at + 1].text):
+        out.append(stream[at + 1])
+    return out
+
+
 def by_thread(model: Workload, v: Verdict, words: Sequence[Record]) -> Verdict:
     """A stall whose program printed, after its last step, the death of one of its threads (a prefetcher, a loader):
     the thread's exception, read by place (its innermost frame), is the cause, and the run stays stalled (the program
@@ -209,12 +224,13 @@ def by_thread(model: Workload, v: Verdict, words: Sequence[Record]) -> Verdict:
         return v
     cls, rival = got
     sig = Signal("cause", cls, THREAD_PATTERN, death, {})
-    new = Hypo(cls, SCORE + 0.1, [sig], death.ts, death.text.splitlines()[0][:160], [sig], ("Pod", "Container"))
+    where = [Signal("cause", cls, THREAD_PATTERN, r, {}) for r in _frame_lines(words, death)]  # the failing line too
+    new = Hypo(cls, SCORE + 0.1, [*where, sig], death.ts, death.text.splitlines()[0][:160], [sig], ("Pod", "Container"))
     other = Hypo(rival, round(SCORE * 0.7, 3), [sig], death.ts) if rival else None
     old = Hypo(v.root.failure_class, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail,
                v.root.located, v.root.entity_kinds, v.root.spared)
     ranked = [new] + ([other] if other else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != cls]
-    notes = v.notes + [f"{PLACE_NOTE}thread {name} of the stalled program died on {death.text.splitlines()[0][:120]!r}"
+    notes = v.notes + [f"{THREAD_NOTE}{name} of the stalled program died on {death.text.splitlines()[0][:120]!r}"
                        + (f"; {rival} stays open" if rival else "")]
     return Verdict(cls, v.status, round(new.score * (0.9 if rival else 1.0), 3), ranked[:6], new, v.symptoms, notes,
                    v.observations, v.too_soon, v.fate)

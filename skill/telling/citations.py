@@ -14,6 +14,7 @@ from ..catalog import BY_ID, HEALTHY
 from ..catalog.types import PATHWAYS_CONTAINERS, Pattern
 from ..judging.classify import Hypo, Verdict
 from ..judging.ranking import CANDIDATE
+from ..judging.place import THREAD_NOTE
 from ..catalog import STALL
 from ..understanding.facts import EXCEPTION, FRAME_ID
 from ..judging.engine import TRACEBACK_PART
@@ -97,7 +98,11 @@ def latest_attempt(root: Hypo) -> list[Signal]:
         last = min((s for s in sigs if last.ts - s.ts <= BURST_NS), key=lambda s: (s.ts, s.record.id))
         if last is not first and (pod_of(last) != pod_of(first) or last.ts - first.ts > RESTART_GAP_NS):
             out.append(last)
-    return sorted(out, key=lambda s: (s.ts, s.record.id))[-MAX_LATEST:]
+    # the latest two, and each side's latest when those two are one side's (the client's account and the worker's)
+    latest = sorted(out, key=lambda s: (s.ts, s.record.id))[-MAX_LATEST:]
+    sides = {is_head_pod(pod_of(s)) for s in latest}
+    other = [s for s in out if is_head_pod(pod_of(s)) not in sides]
+    return sorted(latest + sorted(other, key=lambda s: (s.ts, s.record.id))[-1:], key=lambda s: (s.ts, s.record.id))
 
 
 def diverse(signals: list[Signal]) -> list[Signal]:
@@ -269,7 +274,8 @@ STORY = Pattern(r"", 0.0, support=True, id="stall-story", note="what the stalled
 def told(model: Workload, verdict: Verdict, last_words: tuple[Record, ...]) -> silence.Story | None:
     """The stall's story, for a verdict of a run that stopped stepping whose program printed something after it."""
     last = model.last_progress
-    if verdict.failure_class != STALL or last is None or not last_words:
+    stalled = verdict.failure_class == STALL or any(n.startswith(THREAD_NOTE) for n in verdict.notes)
+    if not stalled or last is None or not last_words:
         return None
     s = silence.story(last.record, last_words, model.progress[0].ts)
     return None if s.empty else s
@@ -313,7 +319,8 @@ RULES: tuple[Rule, ...] = (
     Rule("first host", "a failure seen on several hosts at one moment: also the first host in order (slice 0 host 0)",
          lambda c: _first_host(c.root, diverse(primary(c.root))[:2])),
     Rule("latest attempt", "the same failure in a later attempt (another pod, or a container restart): where its final "
-         "burst began", lambda c: latest_attempt(c.root)),
+         "burst began (the latest two; and the other side's latest when both are the client's or both the workers')",
+         lambda c: latest_attempt(c.root)),
     Rule("as raised", "a cited log line's error as the program raised it (the exception line within a minute)",
          lambda c: _raised(c.root, c.cited)),
     Rule("raising frame", "the traceback frame that names the component an error was raised from",

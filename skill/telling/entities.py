@@ -52,10 +52,14 @@ def entities(model: Workload, root: Hypo, symptoms: Sequence[Signal] = (), trigg
     failed = _container_names(out)
     for pod in sorted(same, key=lambda p: (worker_ordinal(p) or (99, 99), p))[:MAX_SAME_PODS]:
         _pod_and_containers(out, pod, failed, model)  # ... with the container the failure is in there too
-    # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect
+    # the failure again in a later attempt, on a pod the JobSet recreated: that pod is the one still there to inspect,
+    # and a fault of the node names the node that attempt landed on (a new name, perhaps the same physical host)
     for s in latest_attempt(root):
-        if (again := pod_of(s)) and "Pod" in (root.entity_kinds or s.pattern.entities):
+        kinds = root.entity_kinds or s.pattern.entities
+        if (again := pod_of(s)) and "Pod" in kinds:
             out.setdefault(("Pod", again), None)
+        if "Node" in kinds and (where := node_of(s) or model.node_of(again)):  # ... and the node it landed on
+            out.setdefault(("Node", where), None)
     cls = BY_ID[root.failure_class]
     if not any(k == "Pod" for k, _ in out):
         # a fault of the node (a VM that went away, its kernel, its memory): name the JobSet's pods that ran on it (the
