@@ -86,6 +86,16 @@ def _waiting(run: Run, lv: Lives, since: int) -> Fate:
     return f
 
 
+def _program_finished(run: Run) -> bool:
+    """The program that stepped has ended with exit code 0, by its Pod status (its container terminated, not
+    restarted): its run is complete though the JobSet may not be marked Completed yet (its servers still run)."""
+    m = run.model
+    stepping = {(s.record.pod, s.record.container) for s in m.progress if s.record.pod and s.record.container}
+    infos = [m.pods[p].containers.get(c or "") for p, c in stepping if p in m.pods]
+    return bool(infos) and all(i is not None and not i.running and i.last_exit_code == 0 and not i.waiting_reason
+                               for i in infos)
+
+
 def _plain(state: str, lv: Lives) -> Fate:
     return Fate(state, restarts=lv.restarts, attempts=lv.attempts)
 
@@ -102,6 +112,8 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
     if row == "JobSet completed":
         return _plain("completed", lv)
     if status == "healthy":
+        if _program_finished(run):
+            return _plain("completed", lv)  # its program exited 0 after stepping; the JobSet's own mark may still come
         return _plain("starting" if row.startswith("starting") else "running", lv)
     if status == "degraded":
         return _plain("degraded", lv)
