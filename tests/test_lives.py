@@ -191,3 +191,10 @@ def test_stepping_again_where_an_earlier_attempt_died_is_not_a_recovery():
     """case-308: three attempts died of the same OOM at step 400; the fourth is stepping toward it: still crashing."""
     d = diagnose_replay(FIXTURES / "case-308")
     assert (d.failure_class, d.status, d.fate and d.fate.state) == ("hbm_oom", "crashing", "crashing")
+
+
+def test_a_run_whose_program_exited_zero_is_completed_before_the_jobset_says_so():
+    """case-311: "Training finished", the client's container terminated with exit 0, the servers still running and the
+    JobSet not yet marked Completed: healthy, completed."""
+    d = diagnose_replay(FIXTURES / "case-311")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("no_failure_detected", "healthy", "completed")
