@@ -44,6 +44,13 @@ def _sample_case_001() -> str:
     return "\n```\n" + "\n".join(lines[:SAMPLE_LINES]) + "\n...\n```\n"
 
 
+def _now() -> str:
+    """When a measurement was taken, as the generated blocks print it."""
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
 def _library_count() -> str:
     return str(len(list((ROOT / "fixtures").glob("case-*/expected.yaml"))))
 
@@ -115,9 +122,8 @@ def measure_suite() -> dict:
     """`python -m pytest -q` once, as .ci/run runs it: the tests that ran and the wall seconds pytest reports."""
     import os
     import subprocess
-    import time
 
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    started = _now()
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, text=True,
                        capture_output=True)
     last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
@@ -143,12 +149,11 @@ _KEPT = ("cases", "pass_rate", "top1", "top3", "status", "entity_recall", "entit
 def measure_evals() -> dict:
     """`pathways-workload eval fixtures/` and `pathways-workload eval heldout/` (the rules engine), the summary each
     prints, less its per-case detail."""
-    import time
 
     from pathways_workload.evals.agents import AGENTS
     from pathways_workload.evals.harness import load_cases, run_eval
 
-    out: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    out: dict = {"date": _now()}
     for name in ("fixtures", "heldout"):
         summary = run_eval(load_cases([str(ROOT / name)]), AGENTS["rules"]()).summary()
         out[name] = {k: summary[k] for k in _KEPT}
@@ -197,7 +202,6 @@ EARLY = ROOT / "docs" / "early-latest.json"
 def measure_early() -> dict:
     """`pathways-workload eval --early-export fixtures/` once: per cut, the cases in scope, those called healthy, the
     class kept, and which cases changed class; the cases out of scope, by why."""
-    import time
 
     from pathways_workload.evals.agents import AGENTS
     from pathways_workload.evals.early import run_early
@@ -206,7 +210,7 @@ def measure_early() -> dict:
     s = run_early(load_cases([str(ROOT / "fixtures")]), AGENTS["rules"]())
     cuts = {str(off): {k: r[k] for k in ("cases", "healthy", "class_kept", "errors", "called_healthy", "class_changed")}
             for off, r in s["by_offset"].items()}
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "library": _library_count(), "cuts": cuts,
+    return {"date": _now(), "library": _library_count(), "cuts": cuts,
             "out_of_scope": {why: len(cases) for why, cases in s["skipped"].items()}}
 
 
@@ -215,20 +219,11 @@ SERIES = ROOT / "docs" / "series-latest.json"
 
 def measure_series() -> dict:
     """`python -m pathways_workload.evals.series_eval` once: per way of reading, the cases right (class and status)."""
-    import shutil
-    import tempfile
-    import time
-
     from pathways_workload.evals import series_eval as se
 
-    cases = sorted(p for p in (ROOT / "fixtures").glob("case-*") if se.in_scope(p))
-    work = Path(tempfile.mkdtemp(prefix="series-eval-"))
-    try:
-        results = [se.judge(c, work) for c in cases]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    results = se.judge_all(se.library_cases())
     cut = [r for r in results if se.NO_AUDIT[0] in r.got]
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cases": len(results),
+    return {"date": _now(), "cases": len(results),
             "right": {w: sum(r.right(w) for r in results) for w in se.WAYS}, "with_audit": len(cut),
             "no_audit": {w: sum(r.right(w) for r in cut) for w in se.NO_AUDIT},
             "better": [r.case for r in results if r.score("both") > r.score("logs")],
@@ -239,11 +234,11 @@ def _series_sentence() -> str:
     e = json.loads(SERIES.read_text())
     n, r, a = e["cases"], e["right"], e["no_audit"]
     return (f"{r['logs']}/{n}, {r['series']}/{n}, {r['both']}/{n} (both better than logs alone in {len(e['better'])}, "
-            f"worse in {len(e['worse'])}); without the audit log {a[se_way('logs')]}/{e['with_audit']} and, with series, "
-            f"{a[se_way('both')]}/{e['with_audit']} ({e['date']})")
+            f"worse in {len(e['worse'])}); without the audit log {a[_no_audit('logs')]}/{e['with_audit']} and, with series, "
+            f"{a[_no_audit('both')]}/{e['with_audit']} ({e['date']})")
 
 
-def se_way(base: str) -> str:
+def _no_audit(base: str) -> str:
     """The name series_eval gives reading `base` with the audit log left out."""
     from pathways_workload.evals.series_eval import NO_AUDIT
 
@@ -264,14 +259,13 @@ def _early_table() -> str:
 def measure_reliability() -> dict:
     """`python -m pathways_workload.evals.reliability` once: each section's tally and the load figures (its per-case
     rows keep their name, outcome and class only)."""
-    import time
 
     from pathways_workload.evals.reliability import build_report
 
     report = build_report()
     for sec in report["sections"]:
         sec["rows"] = [{k: r[k] for k in ("name", "outcome", "failure_class")} for r in sec["rows"]]
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **report}
+    return {"date": _now(), **report}
 
 
 def _tally(sec: dict) -> str:

@@ -80,17 +80,27 @@ def judge(case: Path, work: Path) -> Judged:
     return Judged(case.name, (exp["failure_class"], exp["status"]), got)
 
 
+def judge_all(cases: list[Path]) -> list[Judged]:
+    """Every case judged the three ways, in a scratch folder removed after."""
+    work = Path(tempfile.mkdtemp(prefix="series-eval-"))
+    try:
+        return [judge(c, work) for c in cases]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def library_cases(every: bool = False) -> list[Path]:
+    """The library's cases in scope (stalls, survival, interruptions), or all of them."""
+    return sorted(p for p in (ROOT / "fixtures").glob("case-*") if every or in_scope(p))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", type=Path, help="case folders (default: the library's cases in scope)")
     ap.add_argument("--all", action="store_true", help="every library case, not only stalls, survival, interruptions")
     args = ap.parse_args(argv)
-    cases = args.cases or sorted(p for p in (ROOT / "fixtures").glob("case-*") if args.all or in_scope(p))
-    work = Path(tempfile.mkdtemp(prefix="series-eval-"))
-    try:
-        results = [judge(c, work) for c in cases]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    cases = args.cases or library_cases(args.all)
+    results = judge_all(cases)
     n = len(results)
     for way in WAYS:
         print(f"{way:7} class+status right {sum(r.right(way) for r in results)}/{n}")

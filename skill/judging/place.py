@@ -24,7 +24,8 @@ from ..catalog.places import CHECKPOINT, CHECKPOINT_LIBS, COMPILE, FLAGS_RIVAL, 
 from ..reading.records import Record
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
-from ..catalog import UNKNOWN, Pattern
+from ..catalog import Pattern
+from ..catalog.symptoms import EXCEPTION_LINE
 from .classify import Verdict
 from .ranking import Hypo
 from .survival import SERVERS, is_sidecar
@@ -165,10 +166,10 @@ THREAD_NOTE = PLACE_NOTE + "thread "  # a stall read as the death of one of its 
 
 
 def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
-    """An unknown death read by place and phase (skill.judging.place): the class it names is the verdict, below proof;
-    its rival (when the place leaves two open) and the unknown reading stay ranked after it."""
-    old = Hypo(UNKNOWN, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail, v.root.located,
-               v.root.entity_kinds, v.root.spared)
+    """A death read by place and phase (skill.judging.place): the class it names is the verdict, below proof; its rival
+    (when the place leaves two open) and the reading it replaces (unknown, or a stall) stay ranked after it."""
+    old = Hypo(v.root.failure_class, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail,
+               v.root.located, v.root.entity_kinds, v.root.spared)  # the reading it replaces (unknown, a stall)
     ranked = [new] + ([rival] if rival else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != new.failure_class]
     confidence = new.score * (0.9 if rival else 1.0)
     notes = v.notes + [PLACE_NOTE + words + (f"; {rival.failure_class} stays open" if rival else "")]
@@ -179,7 +180,7 @@ def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
 # CPython's default threading.excepthook (Lib/threading.py) reports a thread's uncaught exception as
 # "Exception in thread <name>:" then its traceback; the thread ends, the program does not.
 THREAD_DEATH = re.compile(r"^Exception in thread (?P<name>.+?)(?: \(\w+\))?:\s*$")
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b(?::|$)|^[A-Z]\w*Error: ")
+_EXCEPTION_LINE = re.compile(EXCEPTION_LINE)
 
 
 def thread_death(words: Sequence[Record]) -> tuple[Record, str] | None:
@@ -227,13 +228,7 @@ def by_thread(model: Workload, v: Verdict, words: Sequence[Record]) -> Verdict:
     where = [Signal("cause", cls, THREAD_PATTERN, r, {}) for r in _frame_lines(words, death)]  # the failing line too
     new = Hypo(cls, SCORE + 0.1, [*where, sig], death.ts, death.text.splitlines()[0][:160], [sig], ("Pod", "Container"))
     other = Hypo(rival, round(SCORE * 0.7, 3), [sig], death.ts) if rival else None
-    old = Hypo(v.root.failure_class, round(v.root.score * 0.8, 3), v.root.signals, v.root.first_ts, v.root.detail,
-               v.root.located, v.root.entity_kinds, v.root.spared)
-    ranked = [new] + ([other] if other else []) + [old] + [h for h in v.ranked[1:] if h.failure_class != cls]
-    notes = v.notes + [f"{THREAD_NOTE}{name} of the stalled program died on {death.text.splitlines()[0][:120]!r}"
-                       + (f"; {rival} stays open" if rival else "")]
-    return Verdict(cls, v.status, round(new.score * (0.9 if rival else 1.0), 3), ranked[:6], new, v.symptoms, notes,
-                   v.observations, v.too_soon, v.fate)
+    return by_place(v, new, other, f"thread {name} of the stalled program died on {death.text.splitlines()[0][:120]!r}")
 
 
 THREAD_PATTERN = Pattern(THREAD_DEATH.pattern, SCORE, id="thread_death",

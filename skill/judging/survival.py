@@ -12,7 +12,7 @@ from ..catalog.places import KILLED_FOR_MEMORY, SIDECAR
 from ..understanding.death import KILLED, ignored_reports, in_ignored_report
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
-from ..understanding.status import BACKOFF_RESET_NS, STALL_WINDOW_NS
+from ..understanding.status import BACKOFF_RESET_NS, HELPER_NS, STALL_WINDOW_NS, back_after
 from ..understanding.signals import Signal
 from .fatal import secs, span
 from .impact import CAUSE_LEAD_NS, RAN_ON_ELSEWHERE_NS, RAN_ON_LINES, RAN_ON_NS, Line, judge
@@ -96,7 +96,7 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
     server (worker, resource manager, proxy) is never judged here: the run cannot live without them. A death in the
     stepping program's own container needs the table's "ran on" (3 progress lines over 30 s: the stepping process is
     alive); a death in another container, that long of progress over the stall window (what it fed may run out), or
-    over the kubelet's 10-minute back-off reset when that container is back (`_back`: what it fed is fed again)."""
+    over the kubelet's 10-minute back-off reset when that container is back (`status.back_after`: what it fed is fed again)."""
     steps = tuple(sorted({s.ts for s in model.progress}))
     stepping = {(s.record.pod, s.record.container) for s in model.progress}
     out: dict[str, str] = {}
@@ -108,7 +108,7 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
         if r.source != "container" and own:
             continue  # the stepping program's own container ended: a restart after it is a recovery, not survival
         after = [t for t in steps if t > d.ts]
-        need = RAN_ON_NS if own else (BACKOFF_RESET_NS if _back(model, [*deaths, *failures], r.pod, r.container, d.ts)
+        need = RAN_ON_NS if own else (BACKOFF_RESET_NS if back_after(model, [*deaths, *failures], r.pod, r.container, d.ts)
                                       else RAN_ON_ELSEWHERE_NS)
         if len(after) >= RAN_ON_LINES and after[-1] - d.ts >= need:
             who = "a process in the stepping program's container" if own else f"the {r.container} container"
@@ -131,23 +131,6 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
 
 
 NODE_REPORT_NS = 60 * NS  # the kernel's kill and the kubelet's report of the container's end come within a minute
-
-
-HELPER_NS = 10 * 60 * NS  # a helper container's exit, restart and back-off come within this of its death
-
-
-def _back(model: Workload, ends: Sequence[Signal], pod: str, container: str, died: int) -> bool:
-    """The container that died at `died` was restarted and runs again: its Pod object says it runs after a restart, or
-    the kubelet's back-off before restarting it ("Back-off restarting failed container") came within HELPER_NS of the
-    death and the container printed, or the kubelet reported it Started, after it."""
-    info = model.pods.get(pod)
-    c = info.containers.get(container) if info else None
-    if c is not None and "Pod" in model.objects_seen:
-        return c.running and c.restarts > 0
-    backoffs = [s.ts for s in ends if s.target == "crashloop" and s.record.pod == pod and s.record.container == container
-                and died - NS <= s.ts <= died + HELPER_NS]
-    since = max(model.stream_last.get((pod, container), 0), model.container_started.get((pod, container), 0))
-    return bool(backoffs) and since > min(backoffs)
 
 
 def later_other(causes: list[Signal]) -> dict[str, int]:

@@ -105,6 +105,7 @@ def workload_process(model: Workload, comm: str, node: str | None, pid: str | No
 
 
 def killed_pid(text: str) -> str | None:
+    """The pid a kernel kill names ("Killed process <pid> (<comm>)"), or None."""
     m = re.search(r"Kill(?:ed)? process (\d+)", text)
     return m.group(1) if m else None
 
@@ -119,12 +120,12 @@ def killed(model: Workload, lines: list[Signal], symptoms: Sequence[Signal] = ()
         if m is None:
             continue
         node = s.record.node or (s.record.obj if s.record.kind == "Node" else None)
-        if not workload_process(model, m.group("comm"), node, killed_pid(s.record.text)):
+        pid = killed_pid(m.group(0))
+        if not workload_process(model, m.group("comm"), node, pid):
             continue
-        if outlived(model, node, s.ts, symptoms, killed_pid(s.record.text)):
+        if outlived(model, node, s.ts, symptoms, pid):
             continue  # a child of a program that lives on (a data-loader worker): no container ended
-        pid = re.search(r"process (\d+)", m.group(0))
-        out.setdefault((node, pid.group(1) if pid else m.group(0)),
+        out.setdefault((node, pid or m.group(0)),
                        Signal("symptom", _DIED.id, KILLED, s.record, {"comm": m.group("comm")}))
     return sorted(out.values(), key=lambda s: s.ts)
 

@@ -4,7 +4,7 @@ events and logs. The first row that holds decides. docs/status-model.md is gener
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -121,8 +121,7 @@ def _containers_restarting(r: Run) -> bool:
 def _restarted_and_running(r: Run) -> bool:
     """Every container that died was restarted and runs. From the Pod objects: a container runs again after a restart,
     every container runs and no pod failed. Without them (an export of logs and events only): every container whose
-    program died (its own fatal lines, or the kubelet's report) was restarted by the kubelet (its `BackOff` Event,
-    "Back-off restarting failed container", at or after the death) and printed again after that."""
+    program died (its own fatal lines, or the kubelet's report) is back after it (`back_after`)."""
     m = r.model
     if "Pod" in m.objects_seen:
         return "container_failed" in r.have and _anything_restarting(m) and not any(
@@ -132,14 +131,24 @@ def _restarted_and_running(r: Run) -> bool:
         if s.target in ("container_failed", "program_died") and s.record.pod and s.record.container:
             key = (s.record.pod, s.record.container)
             deaths[key] = max(deaths.get(key, 0), max(s.times or [s.ts]))
-    if not deaths:
-        return False
-    for (pod, container), died in deaths.items():
-        restarts = [s.ts for s in r.symptoms if s.target == "crashloop" and s.record.pod == pod
-                    and s.record.container == container and s.ts >= died]
-        if not restarts or m.stream_last.get((pod, container), 0) <= min(restarts):
-            return False
-    return True
+    return bool(deaths) and all(back_after(m, r.symptoms, pod, c, died) for (pod, c), died in deaths.items())
+
+
+HELPER_NS = 10 * 60 * NS  # a container's exit, restart and back-off come within this of its death
+
+
+def back_after(model: Workload, ends: Sequence[Signal], pod: str, container: str, died: int) -> bool:
+    """The container that died at `died` was restarted and runs again: its Pod object says it runs after a restart, or
+    the kubelet's back-off before restarting it ("Back-off restarting failed container") came within HELPER_NS of the
+    death and the container printed, or the kubelet reported it Started, after it."""
+    info = model.pods.get(pod)
+    c = info.containers.get(container) if info else None
+    if c is not None and "Pod" in model.objects_seen:
+        return c.running and c.restarts > 0
+    backoffs = [s.ts for s in ends if s.target == "crashloop" and s.record.pod == pod and s.record.container == container
+                and died - NS <= s.ts <= died + HELPER_NS]
+    since = max(model.stream_last.get((pod, container), 0), model.container_started.get((pod, container), 0))
+    return bool(backoffs) and since > min(backoffs)
 
 
 def hung_after_restart(r: Run) -> int | None:
