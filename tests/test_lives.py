@@ -31,6 +31,17 @@ EXAMPLES = [
     ("case-283", "host_oom", "failed", "failed"),
     ("case-286", "user_code_error", "failed", "failed"),
     ("case-287", "user_code_error", "failed", "failed"),
+    ("case-313", "spot_preemption", "healthy", "recovering"),
+    ("case-315", "host_oom", "crashing", "recovering"),
+    ("case-316", "no_failure_detected", "healthy", "completed"),
+    ("case-317", "host_oom", "healthy", "recovered"),
+    ("case-318", "host_oom", "stalled", "stalled"),
+    ("case-319", "tpu_hardware_failure", "stalled", "waiting"),
+    ("case-320", "no_failure_detected", "healthy", "starting"),
+    ("case-322", "node_lost", "stalled", "waiting"),
+    ("case-323", "tpu_quota_exceeded", "stalled", "stalled"),
+    ("case-326", "no_failure_detected", "healthy", "running"),
+    ("case-327", "host_oom", "stalled", "stalled"),
 ]
 
 
@@ -198,3 +209,79 @@ def test_a_run_whose_program_exited_zero_is_completed_before_the_jobset_says_so(
     JobSet not yet marked Completed: healthy, completed."""
     d = diagnose_replay(FIXTURES / "case-311")
     assert (d.failure_class, d.status, d.fate and d.fate.state) == ("no_failure_detected", "healthy", "completed")
+
+
+def test_a_machines_fault_then_steps_again_is_back_the_programs_own_cause_is_not_yet(tmp_path):
+    """case-313/314: a reclaimed or maintained VM, one restart, minutes of steps: healthy, recovering (nothing in the
+    program makes it strike again). case-315: the trainer killed for memory, one restart, minutes of steps: crashing,
+    recovering, with the Pod and JobSet objects and without them."""
+    for case, cls in (("case-313", "spot_preemption"), ("case-314", "host_maintenance")):
+        d = diagnose_replay(FIXTURES / case)
+        assert (d.failure_class, d.status, d.fate and d.fate.state) == (cls, "healthy", "recovering")
+        assert d.fate and "machine's fault" in d.fate.summary
+    bare = tmp_path / "case-315"
+    bare.mkdir()
+    for f in (FIXTURES / "case-315").glob("*.json"):
+        if f.name in ("logs.json", "events.json"):
+            (bare / f.name).write_bytes(f.read_bytes())
+    for where in (FIXTURES / "case-315", bare):
+        d = diagnose_replay(where)
+        assert (d.failure_class, d.status, d.fate and d.fate.state) == ("host_oom", "crashing", "recovering")
+        assert d.fate and "may strike again" in d.fate.summary
+
+
+def test_an_exception_in_a_program_that_exited_zero_is_no_death():
+    """case-316: an optional upload's 403 traceback after the final checkpoint, then exit 0 and the JobSet Completed:
+    the exception was handled (an uncaught one exits 1), so neither it nor the 403 is a failure."""
+    d = diagnose_replay(FIXTURES / "case-316")
+    assert (d.failure_class, d.status) == ("no_failure_detected", "healthy")
+    assert not any(h.failure_class == "gcs_permission_denied" for h in d.hypotheses)
+
+
+def test_a_restart_seen_only_as_the_heads_new_pod_is_a_new_life():
+    """case-317: logs only; the JobSet restart shows as the head's second pod name: two attempts, one restart."""
+    d = diagnose_replay(FIXTURES / "case-317")
+    assert d.fate and d.fate.restarts == 1 and len(d.fate.attempts) == 2 and d.fate.state == "recovered"
+
+
+def test_a_dead_threads_header_and_failing_line_are_cited_never_the_column_markers():
+    """case-321: `Exception in thread prefetch:`, the failing source line and the exception are cited; CPython 3.11's
+    `^^^^` markers under a source line are not a statement of the program's."""
+    d = diagnose_replay(FIXTURES / "case-321")
+    excerpts = [e.excerpt for e in d.evidence]
+    assert any(x.startswith("Exception in thread") for x in excerpts)
+    assert not any(set(x.strip()) <= {"^", "~"} for x in excerpts)
+
+
+def test_a_refused_replacement_after_an_unread_death_leaves_the_death_the_root(tmp_path):
+    """case-319 without its chip lines (the ECC error, the chip marked unhealthy): the worker's check failure is a
+    death no signature names; the capacity refusal of its replacement after the restart is the wait, not the cause."""
+    cut = tmp_path / "case"
+    cut.mkdir()
+    for f in (FIXTURES / "case-319").glob("*.json"):
+        (cut / f.name).write_bytes(f.read_bytes())
+    logs = json.loads((cut / "logs.json").read_text())
+    entries = logs if isinstance(logs, list) else logs["entries"]
+    kept = [e for e in entries if not any(w in (e.get("textPayload") or "") for w in ("ECC", "unhealthy"))]
+    assert len(kept) < len(entries)
+    (cut / "logs.json").write_text(json.dumps(kept if isinstance(logs, list) else {**logs, "entries": kept}))
+    d = diagnose_replay(cut)
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("unknown_failure", "stalled", "waiting")
+    assert d.hypotheses[1].failure_class == "tpu_capacity_unavailable"
+
+
+def test_a_failed_scale_up_that_passed_is_no_cause():
+    """case-325: one FailedScaleUp, then the pool grew, every pod ran and the slices became ready 2.5 min before the
+    export: the autoscaler retried, the failure passed; the run is starting."""
+    d = diagnose_replay(FIXTURES / "case-325")
+    assert (d.failure_class, d.status, d.fate and d.fate.state) == ("no_failure_detected", "healthy", "starting")
+
+
+def test_a_sidecar_crash_looping_beside_a_run_that_steps_on_is_survived():
+    """case-326: a sidecar nothing uses crash-loops the whole run (17 restarts: one folded BackOff Event, its last
+    termination in the Pod object) while the trainer steps for 70 min: its first death was survived, and every later
+    report of that container's end repeats it. Healthy, with the sidecar's death as an observation."""
+    d = diagnose_replay(FIXTURES / "case-326")
+    assert (d.failure_class, d.status) == ("no_failure_detected", "healthy")
+    assert any(o.failure_class == "colocated_python_failure" and "not the run's death" in o.why_not_cause
+               for o in d.observations)

@@ -68,6 +68,15 @@ def test_restarts_left_and_the_pod_running_again_is_crashing():
     assert status(m, [sym("jobset_restarting"), sym("container_failed", 5)]) == ("crashing", "JobSet restarting")
 
 
+def test_a_restart_told_only_by_the_heads_new_pod_name_is_crashing():
+    """Logs alone: the head's replica under a second pod name is a restart (skill.understanding.lives.recreations)."""
+    m = model()
+    for suffix, minute in (("abcde", 0), ("vwxyz", 12)):
+        p = m.pod(f"js-pathways-head-0-0-{suffix}")
+        p.ran, p.first_seen = True, T0 + minute * 60 * NS
+    assert status(m, [sym("program_died", 10)]) == ("crashing", "JobSet restarting")
+
+
 def test_containers_restarting_without_jobset_json_is_crashing():
     m = model()
     pod(m, WORKER, "Running", restarts=4, waiting="CrashLoopBackOff")
@@ -78,10 +87,10 @@ def test_a_container_that_restarted_once_and_ran_on_while_nothing_steps_is_a_han
     m = model()
     m.objects_seen.add("Pod")
     pod(m, WORKER, "Running", restarts=1, running=True)
-    # died at minute 5, back-off at 5, running since: past the kubelet's 10-minute back-off reset, no step since
+    # died at minute 5, back-off at 5, running since: past the kubelet's 5-minute back-off cap, no step since
     assert status(m, [sym("container_failed", 5), sym("crashloop", 5)]) == ("stalled", "restarted, then hung")
-    # the same restart 5 minutes before the end: still within its crash loop
-    assert status(m, [sym("container_failed", 25)]) == ("crashing", "containers restarting")
+    # the same restart 4 minutes before the end: a crash loop may still restart it
+    assert status(m, [sym("container_failed", 26)]) == ("crashing", "containers restarting")
     # a JobSet restart is the run's restart cycle, whatever the container does since
     assert status(m, [sym("jobset_restarting", 4), sym("container_failed", 5)])[0] == "crashing"
     # a container that waits to be restarted, or a program that ended for good, is not a hang
@@ -105,8 +114,12 @@ def test_the_same_hang_from_logs_and_events_alone_needs_the_kubelets_restart_and
     m = model()  # no Pod objects: the program's own death, the kubelet's BackOff, then its output again
     m.stream_last[(WORKER, "sidecar")] = T0 + 6 * 60 * NS
     assert status(m, [at("program_died", 5), at("crashloop", 5)]) == ("stalled", "restarted, then hung")
-    # no BackOff: nothing shows the kubelet restarted it (its output after the death may be its own last words)
+    # no BackOff and output only a minute after the death: that may be its own last words
     assert status(m, [at("program_died", 5)])[1] != "restarted, then hung"
+    # a first restart has no back-off: its output minutes after the death is the restarted program's
+    later = model()
+    later.stream_last[(WORKER, "sidecar")] = T0 + 29 * 60 * NS
+    assert status(later, [at("program_died", 5)]) == ("stalled", "restarted, then hung")
     # restarted but silent since the back-off: not seen running again
     quiet = model()
     quiet.stream_last[(WORKER, "sidecar")] = T0 + 5 * 60 * NS

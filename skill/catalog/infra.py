@@ -15,7 +15,7 @@ _CORDON = (
 )
 
 TPU_HARDWARE_FAILURE = FailureClass(
-    id="tpu_hardware_failure", title="A TPU chip, host or ICI link is faulty", phase="run", component="TPU host / chip",
+    id="tpu_hardware_failure", machine_fault=True, title="A TPU chip, host or ICI link is faulty", phase="run", component="TPU host / chip",
     patterns=(
         Pattern(r"observed errors are: \[(?:Hardware|Network|Power)\]", 0.95,
                 origin='https://github.com/openxla/xla/blob/2c8839d0683e3d12b4fe7665d2ca3606c9ba6747/docs/errors/error_0200.md',
@@ -47,6 +47,13 @@ TPU_HARDWARE_FAILURE = FailureClass(
                 0.8, ("container", "node", "event"),
                 origin='https://github.com/trueforge-org/truecharts/issues/19201',
                 example='Allocate failed due to no healthy devices present; cannot allocate unhealthy devices amd.com/gpu, which is unexpected'),
+        # A TPU or chip marked unhealthy by its host ("Marking TPU1 unhealthy"): Cloud TPU health monitoring's
+        # UNHEALTHY status is a physical fault (BAD_TPU_CHIP), not the program's.
+        Pattern(r"(?i)\bmark(?:s|ed|ing)?\s+(?:tpu|chip)[\w/()-]*\s+(?:as\s+)?unhealthy\b|\bassigns?\s+an?\s+unhealthy\s+status\s+to\s+an?\s+tpu\b",
+                0.8,
+                ("container", "node", "event"),
+                origin='https://docs.cloud.google.com/tpu/docs/troubleshooting/tpu-health',
+                example='When TPU health monitoring assigns an UNHEALTHY status to a TPU, it provides identifying information of the failing TPU'),
         # kubelet's device manager changing the node's allocatable google.com/tpu: with NodeNotSchedulable, gcpdiag's
         # signature of an unallocatable TPU. kubelet also logs it when a node first registers its chips, so it only
         # supports a chip fault named elsewhere.
@@ -59,6 +66,12 @@ TPU_HARDWARE_FAILURE = FailureClass(
         Pattern(r"Detected failure SLICE_FAILURE_(?:CHIP|HBM|ICI|TPU|HOST_HARDWARE)\w*|TPU session error .{0,160}reporting TPU chip locations are",
                 0.9, origin='https://github.com/AI-Hypercomputer/maxtext/blob/8de505910a150014e9ab4427fb15de118f2bf230/benchmarks/maxtest/getting_started.md',
                 example='E0511 18:18:50.796852     915 tpunetd_client.cc:311] Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR in session e6c885828b538167; Start failure handling'),
+        # An uncorrectable ECC error is a memory fault of the device itself, whatever the accelerator: "This usually
+        # means a hardware error ... If it occurs in every run, it is likely that your hardware is broken" (vLLM's
+        # maintainer); NVIDIA's and the TPU health page's readings agree (a BAD_TPU_CHIP is a physical fault).
+        Pattern(r"(?i)\buncorrectable\b[^\n]{0,40}\bECC\b|\bECC\b[^\n]{0,40}\buncorrectable\b", 0.85,
+                origin='https://github.com/vllm-project/vllm/issues/5222',
+                example='RuntimeError: CUDA error: uncorrectable ECC error encountered'),
         Pattern(r"Accelerator device halted prematurely", 0.5,
                 origin='https://github.com/openxla/xla/blob/2c8839d0683e3d12b4fe7665d2ca3606c9ba6747/docs/errors/error_0200.md',
                 example='INTERNAL: Accelerator device halted prematurely, perhaps due to an on-device check-failure. Node 0 halted unexpectedly at tag:pc TensorCoreSequencer:1:0x1d9 ...'),
@@ -75,7 +88,7 @@ TPU_HARDWARE_FAILURE = FailureClass(
 )
 
 NODE_KERNEL_ERROR = FailureClass(
-    id="node_kernel_error", title="The node's kernel reports a fault", phase="run", component="node kernel",
+    id="node_kernel_error", machine_fault=True, title="The node's kernel reports a fault", phase="run", component="node kernel",
     patterns=(
         # node-problem-detector kernel-monitor event reasons (temporary problems and permanent conditions).
         # rendered: KernelOops + the kernel line its rule matched (node-problem-detector's event message) from config/kernel-monitor.json
@@ -146,7 +159,7 @@ NODE_KERNEL_ERROR = FailureClass(
 )
 
 NODE_LOST = FailureClass(
-    id="node_lost", title="A node failed or disappeared", phase="run", component="GKE node / Compute Engine VM",
+    id="node_lost", machine_fault=True, title="A node failed or disappeared", phase="run", component="GKE node / Compute Engine VM",
     patterns=(
         Pattern(r"compute\.instances\.hostError", 0.95, ("node",), entities=("Node",),
                 origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/website/content/en/runbook/steps/gce/host-error.md',
@@ -204,7 +217,7 @@ NODE_LOST = FailureClass(
 )
 
 SPOT_PREEMPTION = FailureClass(
-    id="spot_preemption", title="A Spot TPU VM was reclaimed", phase="run", component="Compute Engine Spot capacity",
+    id="spot_preemption", machine_fault=True, title="A Spot TPU VM was reclaimed", phase="run", component="Compute Engine Spot capacity",
     patterns=(
         Pattern(r"compute\.instances\.preempted", 0.97, ("node",), entities=("Node",),
                 origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gke/node_unavailability.py',
@@ -256,7 +269,7 @@ SPOT_PREEMPTION = FailureClass(
 )
 
 HOST_MAINTENANCE = FailureClass(
-    id="host_maintenance", title="Host maintenance terminated TPU VMs", phase="run", component="Compute Engine host maintenance",
+    id="host_maintenance", machine_fault=True, title="Host maintenance terminated TPU VMs", phase="run", component="Compute Engine host maintenance",
     patterns=(
         Pattern(r"compute\.instances\.terminateOnHostMaintenance", 0.97, ("node",), entities=("Node",),
                 origin='https://github.com/GoogleCloudPlatform/gcpdiag/blob/06ec8584ec5919df53a4e6841ad2ad74a5f045b2/gcpdiag/runbook/gce/constants.py',

@@ -245,8 +245,9 @@ TPU_CAPACITY_UNAVAILABLE = FailureClass(
         Pattern(r"(?:ZONE_RESOURCE_POOL_EXHAUSTED|GCE_STOCKOUT|[Rr]esource pool exhausted|does not have enough resources available to fulfill the request)",
                 0.95, ("event", "node", "object"), entities=("Pod", "NodePool"),
                 origin='https://github.com/kubernetes/autoscaler/blob/55c37cd5eb550756c5ccc5a89e9068d77797e575/cluster-autoscaler/cloudprovider/gce/autoscaling_gce_client.go', example='return errorCode == "RESOURCE_POOL_EXHAUSTED" || errorCode == "ZONE_RESOURCE_POOL_EXHAUSTED" || errorCode == "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"'),
-        # rendered: FailedScaleUp + the autoscaler's message quoted in the issue
-        Pattern(r"FailedScaleUp: ", 0.7, ("event",), entities=("Pod",),
+        # rendered: FailedScaleUp + the autoscaler's message quoted in the issue. The autoscaler retries a failed
+        # scale-up (its backoff): when the pod the event names ran afterwards, the failure passed.
+        Pattern(r"FailedScaleUp: ", 0.7, ("event",), entities=("Pod",), transient=True,
                 origin='https://github.com/huggingface/Google-Cloud-Containers/issues/126',
                 example='FailedScaleUp: Node scale up in zones us-central1-c associated with this pod failed: GCE quota exceeded. Pod is at risk of not being scheduled.'),
         # the autoscaler's NotTriggerScaleUp message, matched on its own wording

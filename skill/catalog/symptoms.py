@@ -16,6 +16,8 @@ FATAL_SEVERITIES = ("CRITICAL", "ALERT", "EMERGENCY")
 # google.api_core.exceptions.Forbidden, NotFound, TooManyRequests ...).
 EXCEPTION_LINE = (r"^(?:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[a-z_]\w*\.)+(?:error|timeout|herror|gaierror)"
                   r"|(?:[a-z_]\w*\.)*exceptions\.[A-Z]\w*)(?::|$)")
+# CPython 3.11+ prints column markers under a traceback's source line (PEP 657): a line of ^ and ~ only, saying nothing
+COLUMN_MARKERS = r"^\s*[\^~]+\s*$"
 
 SYMPTOMS = (
     Symptom("jobset_failed", "the JobSet failed", (

@@ -201,6 +201,10 @@ class FailureClass:
     # The fix is a change to the workload's own code, spec, image or settings (not capacity, hardware or the platform):
     # a fix then also says what the failing lines name (skill.telling.named), the program, shape, flag or path to change.
     fixed_in_workload: bool = False
+    # The cause is the machine's, not the program's (a VM reclaimed, maintained or lost, a faulty chip or kernel):
+    # nothing in the program makes it strike again, so a restarted run that steps again is back (status healthy, fate
+    # recovering) before it has stepped long enough to call it recovered.
+    machine_fault: bool = False
     names_images: bool = False  # the cause is a version skew between images: each named container's image is an entity
     bucket_from_scratch: bool = False  # an error line without a bucket means the Pathways scratch location's
     status_when_root: str = ""  # the status this class implies as the root cause, when nothing exited or restarted

@@ -11,7 +11,7 @@ from ..catalog.places import KILLED_FOR_MEMORY
 from ..understanding.death import killed_pid, killed_process, workload_process
 from ..understanding.fate import stopped_with, touched
 from .impact import CAUSE_LEAD_NS
-from .fatal import secs, stalled_then_failed, unknown_root
+from .fatal import put_death_first, secs, stalled_then_failed, unknown_root
 from ..understanding.model import NO_LAUNCH, Workload
 from ..reading.names import first_bucket
 from ..reading.records import rm_address
@@ -320,6 +320,15 @@ def _survived(by_impact: Callable[[Signal], str | None], helpers: dict[str, str]
     return lambda s: helpers.get(s.record.id) or by_impact(s)
 
 
+def _by_absence(model: Workload, causes: list[Signal], hypos: dict[str, Hypo]) -> None:
+    """The classes decided by an absence join the candidates; each keeps its supporting lines (why a worker never
+    registered ...)."""
+    for cls in CLASSES:
+        if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:
+            h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
+            hypos[h.failure_class] = h
+
+
 def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> Verdict:
     """The root cause: the earliest strong candidate that no other candidate explains."""
     failure_syms = [s for s in symptoms if s.weight >= CANDIDATE and s.target in FAILURE_SYMPTOMS
@@ -331,14 +340,10 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
     damage = tuple(sorted(t for s in failure_syms for t in s.times))  # an Event with a count: each occurrence
     survived = _survived(survival(model, causes, damage, symptoms), helpers)
     hypos, observations = _hypotheses(model, causes, symptoms, survived)
-    for cls in CLASSES:
-        if cls.absence and (h := ABSENCE_CHECKS[cls.absence.kind](absence_context(model, cls))) is not None:
-            # decided by absence; the class's supporting lines (why a worker never registered ...) stay with it
-            h.signals += [s for s in causes if s.target == cls.id and s.pattern.support]
-            hypos[h.failure_class] = h
-    observations = [o for o in observations if o.failure_class not in hypos]
-    observations += [Observation(death_class(d), 0.8, [d], why) for d in symptoms
-                     if d.target == "program_died" and (why := helpers.get(d.record.id))]
+    _by_absence(model, causes, hypos)
+    observations = [o for o in observations if o.failure_class not in hypos] + [
+        Observation(death_class(d), 0.8, [d], why) for d in symptoms
+        if d.target == "program_died" and (why := helpers.get(d.record.id))]
     notes: list[str] = []
     resolved: list[Hypo] = []
     cands = [h for h in hypos.values() if h.score >= CANDIDATE]
@@ -350,6 +355,7 @@ def classify(model: Workload, causes: list[Signal], symptoms: list[Signal]) -> V
         # Failures before the program first ran, with a long steady run after them, were the start-up blip itself.
         failure_syms = [s for s in failure_syms if not (s.ts < act[0] and _ran_long_after(act, s.ts))]
     roots, gone_past = roots_of(cands, symptoms, notes)
+    roots, failure_syms = put_death_first(model, roots, failure_syms, symptoms, notes)
     too_soon = None
     if roots:
         root = roots[0]

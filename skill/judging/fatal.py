@@ -7,9 +7,10 @@ import re
 
 from ..catalog import CLASSES, STALL, UNKNOWN
 from ..catalog.symptoms import FATAL_SEVERITIES
+from ..understanding.lives import restart_times
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
-from .ranking import Hypo
+from .ranking import Hypo, refuses_placement
 
 NS = 1_000_000_000
 
@@ -87,3 +88,30 @@ def first_fatal(symptoms: list[Signal]) -> list[Signal]:
     trail = [s for s in errors if s.record.pod == f.record.pod and s.record.text.startswith("PC: @")
              and 0 <= s.ts - f.ts <= 2 * NS][:1]
     return lead[-3:] + [f] + trail
+
+
+def refused_after_a_death(model: Workload, root: Hypo, failure_syms: list[Signal], symptoms: list[Signal]
+                          ) -> list[Signal]:
+    """The root refuses pods a place (capacity, quota, selectors) only after a restart (or, in logs alone, the head's
+    new pod) that followed a program's death: the refused pods are the replacements, and the death, which no
+    signature names, came first. That death's failure lines; none otherwise."""
+    if not refuses_placement(root):
+        return []
+    times, _marks = restart_times(model, symptoms)
+    before = [t for t in times if t <= root.first_ts]
+    if not before:
+        return []
+    died = [s for s in failure_syms if s.ts < before[-1] and s.target != "jobset_restarting"
+            and (s.target == "program_died" or (s.record.pod in model.pods and model.pods[s.record.pod].ran))]
+    return sorted(died, key=lambda s: s.ts)
+
+
+def put_death_first(model: Workload, roots: list[Hypo], failure_syms: list[Signal], symptoms: list[Signal],
+                    notes: list[str]) -> tuple[list[Hypo], list[Signal]]:
+    """The roots and the failures to judge without them: a first root that only refused the replacements of an
+    unread death gives way to that death (`refused_after_a_death`)."""
+    if not roots or not (died := refused_after_a_death(model, roots[0], failure_syms, symptoms)):
+        return roots, failure_syms
+    notes.append(f"{roots[0].failure_class} refuses the pods that replaced those of a death no signature names: the "
+                 "death came first")
+    return roots[1:], died

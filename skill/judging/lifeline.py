@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..reading.records import Record, format_ns
 from ..understanding.lives import Life, Lives, relapsed_past, step_number
-from ..understanding.status import Run, pending_pods, recovered_since, waiting_since
+from ..understanding.status import EXITED, Run, before_first_step, pending_pods, recovered_since, waiting_since
 from .fatal import span as _span
 
 NS = 1_000_000_000
@@ -100,11 +100,29 @@ def _plain(state: str, lv: Lives) -> Fate:
     return Fate(state, restarts=lv.restarts, attempts=lv.attempts)
 
 
+def _recovering(run: Run, lv: Lives, outside: bool) -> Fate | None:
+    """The last attempt steps again since its last failure, too briefly to call the run recovered; `outside`: the
+    cause was the machine's fault (status healthy), else the program's own and it may strike again (crashing)."""
+    last_damage = run.damage[-1] if run.damage else 0
+    stepping = [s for s in lv.last.steps if s.ts > last_damage]
+    if not stepping:
+        return None
+    why = ("what ended the earlier attempt was the machine's fault, not the program's" if outside else
+           "the program's own failure may strike again")
+    return Fate("recovering", sentence=(
+        f"The last attempt has stepped again since {_hm(stepping[0].ts)} ({len(stepping)} progress line"
+        f"{'s' if len(stepping) != 1 else ''} over {_span(stepping[-1].ts - stepping[0].ts)}), too short to call the "
+        f"run recovered after {_restarts(lv.restarts) if lv.restarts else 'its container restarted'}; {why}."),
+        restarts=lv.restarts, attempts=lv.attempts)
+
+
 def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
     """The run's fate at the end of the data, from its lives and the status row that decided."""
     lv = run.lives
     if row == "recovered after a restart" and (since := recovered_since(run)) is not None:
         return _recovered(run, lv, since, root_first_ts or since)
+    if row == "stepping again after a restart" and (f := _recovering(run, lv, outside=True)) is not None:
+        return f
     if row == "waiting for a place after a restart" and (since := waiting_since(run)) is not None:
         return _waiting(run, lv, since)
     if status == "failed":
@@ -114,22 +132,20 @@ def fate_of(run: Run, status: str, row: str, root_first_ts: int) -> Fate:
     if status == "healthy":
         if _program_finished(run):
             return _plain("completed", lv)  # its program exited 0 after stepping; the JobSet's own mark may still come
-        return _plain("starting" if row.startswith("starting") else "running", lv)
+        return _plain("starting" if row.startswith("starting") or before_first_step(run.model) else "running", lv)
     if status == "degraded":
         return _plain("degraded", lv)
     if status == "crashing":
-        damage = run.damage
-        last_damage = damage[-1] if damage else 0
-        stepping = [s for s in lv.last.steps if s.ts > last_damage]
-        if stepping and lv.restarts and not relapsed_past(lv):  # it died past here before: still crashing
-            return Fate("recovering", sentence=(
-                f"The last attempt has stepped again since {_hm(stepping[0].ts)} ({len(stepping)} progress line"
-                f"{'s' if len(stepping) != 1 else ''} over {_span(stepping[-1].ts - stepping[0].ts)}), too short to "
-                f"call the run recovered after {_restarts(lv.restarts)}."), restarts=lv.restarts, attempts=lv.attempts)
+        if lv.restarts and not relapsed_past(lv):  # it died past here before: still crashing
+            if (f := _recovering(run, lv, outside=False)) is not None:
+                return f
         return _plain("crashing", lv)
     waits = any(not p.ran for p in pending_pods(run.model))
     if waits and row in ("replacement waits", "unschedulable since the last restart", "pending, or decided by absence"):
-        if (lv.restarts or run.damage) and (since := waiting_since(run)) is not None:
+        # a restart, or a program's end before: the pods wait to come back (the scheduler's refusals are the wait)
+        came_back = bool(lv.restarts) or any(s.target in EXITED for s in run.symptoms)
+        if came_back and (since := waiting_since(run)) is not None:
             return _waiting(run, lv, since)
-        return _plain("waiting", lv)
-    return _plain("stalled", lv)
+        if came_back:
+            return _plain("waiting", lv)
+    return _plain("stalled", lv)  # pending with no failure or restart before: not yet placed, not waiting to come back

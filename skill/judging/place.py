@@ -25,7 +25,7 @@ from ..reading.records import Record
 from ..understanding.model import Workload
 from ..understanding.signals import Signal
 from ..catalog import Pattern
-from ..catalog.symptoms import EXCEPTION_LINE
+from ..catalog.symptoms import COLUMN_MARKERS, EXCEPTION_LINE
 from .classify import Verdict
 from .ranking import Hypo
 from .survival import SERVERS, is_sidecar
@@ -181,11 +181,13 @@ def by_place(v: Verdict, new: Hypo, rival: Hypo | None, words: str) -> Verdict:
 # "Exception in thread <name>:" then its traceback; the thread ends, the program does not.
 THREAD_DEATH = re.compile(r"^Exception in thread (?P<name>.+?)(?: \(\w+\))?:\s*$")
 _EXCEPTION_LINE = re.compile(EXCEPTION_LINE)
+MARKERS = re.compile(COLUMN_MARKERS)
 
 
-def thread_death(words: Sequence[Record]) -> tuple[Record, str] | None:
+def thread_death(words: Sequence[Record]) -> tuple[Record, str, Record] | None:
     """In what the stalled program printed after its last step: the exception line that ended one of its threads
-    (threading.excepthook's header, then the traceback's last line), and the thread's name; None when there is none."""
+    (threading.excepthook's header, then the traceback's last line), the thread's name and the header; None when there
+    is none."""
     ordered = sorted(words, key=lambda r: (r.ts, r.id))
     for i, r in enumerate(ordered):
         m = THREAD_DEATH.match(r.text.splitlines()[0] if r.text else "")
@@ -194,7 +196,7 @@ def thread_death(words: Sequence[Record]) -> tuple[Record, str] | None:
         same = [x for x in ordered[i + 1:] if (x.pod, x.container) == (r.pod, r.container)]
         exc = next((x for x in same if _EXCEPTION_LINE.match(x.text)), None)
         if exc is not None:
-            return exc, m.group("name")
+            return exc, m.group("name"), r
     return None
 
 
@@ -207,9 +209,11 @@ def _frame_lines(words: Sequence[Record], death: Record) -> list[Record]:
     if at is None:
         return []
     out = [stream[at]]
-    if at + 1 < len(stream) and not FRAME.match(stream[at + 1].text) and not _EXCEPTION_LINE.match(stream[at + 1].text):
-        out.append(stream[at + 1])
-    return out
+    # the source line printed under the frame; not the column markers CPython 3.11+ prints under it (PEP 657: a line
+    # of ^ and ~ only), which an export's ordering of lines with one timestamp may put first
+    under = [r for r in stream[at + 1:at + 3] if not FRAME.match(r.text) and not _EXCEPTION_LINE.match(r.text)
+             and not MARKERS.match(r.text)]
+    return out + under[:1]
 
 
 def by_thread(model: Workload, v: Verdict, words: Sequence[Record]) -> Verdict:
@@ -219,13 +223,14 @@ def by_thread(model: Workload, v: Verdict, words: Sequence[Record]) -> Verdict:
     found = thread_death(words)
     if found is None or v.root is None:
         return v
-    death, name = found
+    death, name, header = found
     got = rule(read(model, death, words))
     if got is None:
         return v
     cls, rival = got
     sig = Signal("cause", cls, THREAD_PATTERN, death, {})
-    where = [Signal("cause", cls, THREAD_PATTERN, r, {}) for r in _frame_lines(words, death)]  # the failing line too
+    # the header that says a thread died (not the program), and the failing line
+    where = [Signal("cause", cls, THREAD_PATTERN, r, {}) for r in [header, *_frame_lines(words, death)]]
     new = Hypo(cls, SCORE + 0.1, [*where, sig], death.ts, death.text.splitlines()[0][:160], [sig], ("Pod", "Container"))
     other = Hypo(rival, round(SCORE * 0.7, 3), [sig], death.ts) if rival else None
     return by_place(v, new, other, f"thread {name} of the stalled program died on {death.text.splitlines()[0][:120]!r}")

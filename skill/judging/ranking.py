@@ -95,6 +95,15 @@ def _elsewhere(a: Hypo, b: Hypo) -> bool:
     return bool(pa and pb) and not (pa & pb)
 
 
+# Classes that refuse the run's pods a place (capacity, quota, selectors, admission): after a restart they keep the
+# replacement waiting, which the fate says ("waiting"); they are not what ended the attempt before.
+PLACEMENT_PHASES = ("scheduling", "admission")
+
+
+def refuses_placement(h: Hypo) -> bool:
+    return BY_ID[h.failure_class].phase in PLACEMENT_PHASES
+
+
 def current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str]) -> list[Hypo]:
     """The JobSet restarted after the first root's last line and a strong cause of another class holds the new attempt:
     the restart was the recovery the failure policy is for, and what keeps the run down now is the later cause."""
@@ -104,7 +113,7 @@ def current_attempt(roots: list[Hypo], symptoms: list[Signal], notes: list[str])
     first = roots[0]
     last_line = max((s.ts for s in first.signals if s.weight >= CANDIDATE), default=first.first_ts)
     after = [r for t in restarts if t > last_line for r in roots[1:] if r.score >= STRONG and r.first_ts > t
-             and not _open_recovery(r, first)]
+             and not _open_recovery(r, first) and not refuses_placement(r)]
     if not after:
         return roots
     now = min(after, key=lambda r: r.first_ts)

@@ -54,8 +54,7 @@ def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...],
     # Only the client's step lines show the run advancing past a line: the executors' periodic launch reports come from
     # every host, and one that still reports says nothing of a collective that another host never joined.
     steps = tuple(sorted({s.ts for s in model.progress}))
-    done = model.condition("Completed") if model.terminal_state != "Failed" else None
-    finished = int(done["ts"]) if done and done.get("ts") else (model.completed_event or None)
+    finished = model.completed_at()
     later = later_other(causes)
     stepping = {(s.record.pod, s.record.container) for s in model.progress}  # the programs whose steps are read
 
@@ -107,13 +106,15 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
         own = (r.pod, r.container) in stepping
         if r.source != "container" and own:
             continue  # the stepping program's own container ended: a restart after it is a recovery, not survival
-        after = [t for t in steps if t > d.ts]
-        need = RAN_ON_NS if own else (BACKOFF_RESET_NS if back_after(model, [*deaths, *failures], r.pod, r.container, d.ts)
+        first = min(d.times or [d.ts])  # an Event folded over many deaths: the first of them, the rest repeat it
+        after = [t for t in steps if t > first]
+        need = RAN_ON_NS if own else (BACKOFF_RESET_NS if back_after(model, [*deaths, *failures], r.pod, r.container, first)
                                       else RAN_ON_ELSEWHERE_NS)
-        if len(after) >= RAN_ON_LINES and after[-1] - d.ts >= need:
+        if len(after) >= RAN_ON_LINES and after[-1] - first >= need:
             who = "a process in the stepping program's container" if own else f"the {r.container} container"
             out[r.id] = (f"{who} died, and the stepping program went on past it: {len(after)} progress lines over "
-                         f"{span(after[-1] - d.ts)} after it, so it was not the run's death")
+                         f"{span(after[-1] - first)} after it, so it was not the run's death")
+    _died_so_before(deaths, steps, out)
     # ... and what its container's failure set off (its exit, its restart, its back-off), around that death
     helpers = {(d.record.pod, d.record.container): (d.ts, out[d.record.id]) for d in deaths if d.record.id in out}
     # the node's reports of the same end (the kernel's kill, node-problem-detector's), which name no pod: on the
@@ -131,6 +132,27 @@ def deaths_survived(model: Workload, deaths: list[Signal], failures: Sequence[Si
 
 
 NODE_REPORT_NS = 60 * NS  # the kernel's kill and the kubelet's report of the container's end come within a minute
+
+
+def _died_so_before(deaths: list[Signal], steps: tuple[int, ...], out: dict[str, str]) -> None:
+    """Repetition is evidence for deaths too: a helper container's death told in the same words (numbers and ids
+    masked) as an earlier death of that container the run survived, or reported by the kubelet or the Pod object (its
+    back-off, its termination: no cause of their own), with steps between the two, is survived as well (a sidecar
+    crash-looping beside a run that steps on: its latest death is no more the run's than the first)."""
+    survived = [d for d in deaths if d.record.id in out]
+    for d in sorted(deaths, key=lambda d: d.ts):
+        r = d.record
+        if r.id in out or not r.container or r.container in SERVERS:
+            continue
+        # the same words, or the kubelet's or the Pod object's report of the container's end, which says no cause
+        told = r.source in ("event", "object")
+        before = [p for p in survived if (p.record.pod, p.record.container) == (r.pod, r.container) and p.ts < d.ts
+                  and (told or wording(p.record.text) == wording(r.text)) and any(p.ts < t < d.ts for t in steps)]
+        if before:
+            out[r.id] = (f"the {r.container} container died the same way before ({len(before)} time"
+                         f"{'s' if len(before) != 1 else ''}, the first {span(d.ts - before[0].ts)} earlier) and the "
+                         "stepping program went on past each: not the run's death")
+            survived.append(d)
 
 
 def later_other(causes: list[Signal]) -> dict[str, int]:

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..catalog.symptoms import COLUMN_MARKERS
 from ..reading.records import Record, format_ns
 from ..redact import redact
 from .excerpt import clip
@@ -160,6 +161,7 @@ def _where(threads: list[Thread]) -> list[tuple[str, tuple[tuple[str, int, str],
 
 
 MAX_SAID = 2
+_MARKERS = re.compile(COLUMN_MARKERS)  # a traceback's column markers say nothing of their own
 MAX_BEFORE = 2  # the statement it made last before its last step, and the line before it (a warning's two lines)
 
 
@@ -170,14 +172,14 @@ def story(last_step: Record, words: tuple[Record, ...], first_step_ts: int = 0) 
              and (r.pod, r.container) == (last_step.pod, last_step.container)]
     dumps = _dumps(after)
     dump, threads = dumps[0] if dumps else (None, [])
-    statements = [r for r in after if r.text.strip() and not DUMP.match(r.text)]
+    statements = [r for r in after if r.text.strip() and not DUMP.match(r.text) and not _MARKERS.match(r.text)]
     shapes = Counter(_shape(r.text) for r in statements)
     step_shape = _shape(last_step.text)
     once = [r for r in statements if shapes[_shape(r.text)] == 1 and _shape(r.text) != step_shape]
     repeated = [r for r in statements if shapes[_shape(r.text)] > 1 and _shape(r.text) != step_shape]
     before = [r for r in words if first_step_ts < r.ts < last_step.ts
               and (r.pod, r.container) == (last_step.pod, last_step.container)
-              and r.text.strip() and not DUMP.match(r.text) and _shape(r.text) != step_shape]
+              and r.text.strip() and not DUMP.match(r.text) and not _MARKERS.match(r.text) and _shape(r.text) != step_shape]
     said_before = Counter(_shape(r.text) for r in before)
     before = [r for r in before if said_before[_shape(r.text)] == 1 and not shapes[_shape(r.text)]]  # not chatter
     s = Story(last_step, said=once[:MAX_SAID], before=before[-MAX_BEFORE:], dump=dump, threads=threads,

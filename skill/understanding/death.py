@@ -88,9 +88,26 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
             continue
         if running and running[-1] - s.ts > RAN_ON_NS:
             continue
+        if _exited_zero(model, key) or _completed_after(model, s.ts, symptoms):
+            continue  # CPython exits 1 after an uncaught exception (Modules/main.c): exit 0 says it was handled
         m = _EXCEPTION.search(s.record.text)
         out.append(Signal("symptom", _DIED.id, UNCAUGHT, s.record, {"exception": m.group(0) if m else ""}))
     return sorted(out, key=lambda s: s.ts)
+
+
+def _exited_zero(model: Workload, key: tuple[str, str]) -> bool:
+    """The container ended with exit code 0 and is not running again (its Pod status)."""
+    pod = model.pods.get(key[0])
+    c = pod.containers.get(key[1]) if pod else None
+    return bool(c and c.last_exit_code == 0 and not c.running and not c.waiting_reason)
+
+
+def _completed_after(model: Workload, ts: int, symptoms: list[Signal]) -> bool:
+    """The JobSet completed after `ts` with no restart between: every Job succeeded, so every pod's containers exited
+    0 (a Job succeeds when its pods do: Kubernetes' Pod phase Succeeded), the one that printed the line too."""
+    done = model.completed_at()
+    return bool(done) and ts <= (done or 0) and not any(
+        ts < t <= (done or 0) for x in symptoms if x.target == "jobset_restarting" for t in (x.times or [x.ts]))
 
 
 def workload_process(model: Workload, comm: str, node: str | None, pid: str | None = None) -> bool:
@@ -130,7 +147,10 @@ def killed(model: Workload, lines: list[Signal], symptoms: Sequence[Signal] = ()
     return sorted(out.values(), key=lambda s: s.ts)
 
 
-OUTLIVED_NS = 5 * 60 * NS  # the data goes on this long after a kill with no end reported: it ended no container
+# The data goes on this long after a kill with no end reported: it ended no container. A container's end is seen by
+# the kubelet at its next pod lifecycle relist (every second) and the Job and JobSet controllers act on it within
+# seconds (a failed Job, a restart, a back-off Event); three minutes leave room for an export's lag.
+OUTLIVED_NS = 3 * 60 * NS
 _ENDS = frozenset({"container_failed", "crashloop", "job_failed", "program_died", "jobset_restarting", "jobset_failed"})
 
 

@@ -5,13 +5,15 @@ one whose replacement pods wait for capacity is waiting, not crash-looping.
 Attempts are split at the JobSet's restarts, read from what the data holds of them: the restart Events (each
 occurrence of a folded Event), the Restarting condition, and the pods' `jobset.sigs.k8s.io/restart-attempt` labels
 with their creation times (JobSet's controller recreates every child Job on a restart and labels the new pods with
-the attempt's number: kubernetes-sigs/jobset, pkg/controllers/jobset_controller.go, `RestartsKey`). A restart known
-only by its count (`status.restarts` with no time) is counted, not placed. Pure: no I/O."""
+the attempt's number: kubernetes-sigs/jobset, pkg/controllers/jobset_controller.go, `RestartsKey`); in logs alone,
+by a replica's second pod name (`recreations`). A restart known only by its count (`status.restarts` with no time) is
+counted, not placed. Pure: no I/O."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..reading.names import is_head_pod, replica
 from .model import Workload
 from .signals import Signal
 
@@ -78,7 +80,30 @@ def restart_times(model: Workload, symptoms: list[Signal]) -> tuple[list[int], l
         if p.attempt and p.attempt.isdigit() and int(p.attempt) > 0 and p.created:
             by_attempt[int(p.attempt)] = min(by_attempt.get(int(p.attempt), p.created), p.created)
     merged = sorted(merged + [t for k, t in sorted(by_attempt.items()) if k > len(merged)])
+    if not merged and not model.jobset_restarts:
+        merged = recreations(model)
     return merged, sorted(marks, key=lambda s: s.ts)
+
+
+RECREATED_TOGETHER_NS = 5 * 60 * NS  # a restart brings every replacement pod up within minutes of the first
+
+
+def recreations(model: Workload) -> list[int]:
+    """Where nothing else shows a restart (logs only: no Event, no condition, no label): the head's replica under a
+    second pod name, since Kubernetes names every pod a Job creates anew with a fresh random suffix
+    (`<jobset>-<replicated job>-<job index>-<pod index>-<suffix>`): when the later names first appeared. The head
+    runs the program that steps, so its new pod is a new life of the run; a worker replaced alone (elastic training
+    waiting for a slice) is not."""
+    by_replica: dict[str, list[int]] = {}
+    for p in model.pods.values():
+        if is_head_pod(p.name) and (rep := replica(p.name)) is not None and p.since:
+            by_replica.setdefault(rep[0], []).append(p.since)
+    later = sorted(t for times in by_replica.values() for t in sorted(times)[1:])
+    out: list[int] = []
+    for t in later:
+        if not out or t - out[-1] > RECREATED_TOGETHER_NS:
+            out.append(t)
+    return out
 
 
 def lives(model: Workload, symptoms: list[Signal]) -> Lives:

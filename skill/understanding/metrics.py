@@ -290,15 +290,18 @@ BUSY = _pattern(STALL, "duty_cycle busy", 0.1, ("Pod",), "the chips' last workin
 
 
 def stall_signals(facts: SeriesFacts) -> list[Signal]:
-    """What shows a stall in the series: the first idle sample on the chip that worked last, and that last busy one."""
+    """What shows a stall in the series: the first idle sample (on the chip that worked last, if it was sampled then),
+    and that chip's last busy one."""
     since, last = facts.idle_since(), facts.last_busy()
     if since is None:
         return []
     s = last[2] if last else min(facts.chips.values(), key=lambda x: x.key)
+    if since not in dict(s.points):  # that chip's series ended before (its pod went away): a chip sampled then
+        s = min((c for c in facts.chips.values() if since in dict(c.points)), key=lambda x: x.key, default=s)
     out = [Signal("cause", STALL, IDLE, record(s, since, duty_text(
         s, since, f"every chip of the workload below {IDLE_PCT:.0f} % from then to {format_ns(facts.last_sample)}")), {})]
     if last:
-        out.append(Signal("cause", STALL, BUSY, record(s, last[0], duty_text(s, last[0], "its last working sample")), {}))
+        out.append(Signal("cause", STALL, BUSY, record(last[2], last[0], duty_text(last[2], last[0], "its last working sample")), {}))
     return out
 
 

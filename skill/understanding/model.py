@@ -152,6 +152,12 @@ class Workload:
         """The resource manager's "n/n Pathways Slices Now Ready" lines: every slice of that attempt ready."""
         return [s for s in self.milestones.get("slices_ready", []) if s.groups.get("ready") == s.groups.get("total")]
 
+    def completed_at(self) -> int | None:
+        """When the JobSet completed successfully (its Completed condition's time, else its controller's
+        AllJobsCompleted Event); None when it did not, or failed."""
+        done = self.condition("Completed") if self.terminal_state != "Failed" else None
+        return int(done["ts"]) if done and done.get("ts") else (self.completed_event or None)
+
     def condition(self, ctype: str) -> dict | None:
         for c in self.jobset_conditions:
             if c.get("type") == ctype and c.get("status") == "True":

@@ -21,6 +21,13 @@ STUCK_PENDING_NS = 5 * 60 * NS
 # The kubelet resets a container's crash back-off once it has run 10 minutes without a problem (Kubernetes docs, "Pod
 # Lifecycle", container restart policy): a container running that long since its last restart is out of its crash loop.
 BACKOFF_RESET_NS = 10 * 60 * NS
+# ... and waits at most five minutes before restarting a crashed one (the back-off's cap, same page): a container that
+# has run that long since its restart with no new failure is not in a crash loop now.
+BACKOFF_CAP_NS = 5 * 60 * NS
+# A restarted run steps again: this many progress lines over this long since its last failure (past its first steps,
+# where a new attempt most often dies again: its compile, its first collective, a replacement host's first use).
+AGAIN_LINES = 3
+AGAIN_NS = 2 * 60 * NS
 FAILURES = frozenset(sym.id for sym in SYMPTOMS if sym.failure)
 EXITED = frozenset({"container_failed", "job_failed", "program_died"})  # a program's end, by its status or its own logs  # unschedulable this long after the last restart, to the end: stalled
 
@@ -106,7 +113,9 @@ def _stuck_pending(r: Run) -> bool:
 
 
 def _jobset_restarted(r: Run) -> bool:
-    return "jobset_restarting" in r.have or r.model.jobset_restarts > 0
+    """Restarted: an Event or condition says so, `status.restarts` counts one, or the lives read one (the pods'
+    restart-attempt labels; in logs alone, the head's new pod name)."""
+    return "jobset_restarting" in r.have or r.model.jobset_restarts > 0 or r.lives.restarts > 0
 
 
 def _jobset_restarting(r: Run) -> bool:
@@ -121,26 +130,30 @@ def _containers_restarting(r: Run) -> bool:
 def _restarted_and_running(r: Run) -> bool:
     """Every container that died was restarted and runs. From the Pod objects: a container runs again after a restart,
     every container runs and no pod failed. Without them (an export of logs and events only): every container whose
-    program died (its own fatal lines, or the kubelet's report) is back after it (`back_after`)."""
+    program died (its own fatal lines, or the kubelet's report: its end, its back-off) is back after it (`back_after`)."""
     m = r.model
     if "Pod" in m.objects_seen:
         return "container_failed" in r.have and _anything_restarting(m) and not any(
             p.phase == "Failed" or any(not c.running for c in p.containers.values()) for p in m.pods.values())
     deaths: dict[tuple[str, str], int] = {}
     for s in r.symptoms:
-        if s.target in ("container_failed", "program_died") and s.record.pod and s.record.container:
+        if s.target in ("container_failed", "program_died", "crashloop") and s.record.pod and s.record.container:
             key = (s.record.pod, s.record.container)
             deaths[key] = max(deaths.get(key, 0), max(s.times or [s.ts]))
     return bool(deaths) and all(back_after(m, r.symptoms, pod, c, died) for (pod, c), died in deaths.items())
 
 
 HELPER_NS = 10 * 60 * NS  # a container's exit, restart and back-off come within this of its death
+# A container's output this long after its death is its restarted program's: a program that died of an uncaught
+# exception or a signal prints its last words within moments (the interpreter exits), not minutes later.
+RESTARTED_OUTPUT_NS = 2 * 60 * NS
 
 
 def back_after(model: Workload, ends: Sequence[Signal], pod: str, container: str, died: int) -> bool:
     """The container that died at `died` was restarted and runs again: its Pod object says it runs after a restart, or
     the kubelet's back-off before restarting it ("Back-off restarting failed container") came within HELPER_NS of the
-    death and the container printed, or the kubelet reported it Started, after it."""
+    death and the container printed, or the kubelet reported it Started, after it; or (a first restart, which has no
+    back-off) the kubelet reported it Started after the death, or it printed again RESTARTED_OUTPUT_NS after it."""
     info = model.pods.get(pod)
     c = info.containers.get(container) if info else None
     if c is not None and "Pod" in model.objects_seen:
@@ -148,17 +161,22 @@ def back_after(model: Workload, ends: Sequence[Signal], pod: str, container: str
     backoffs = [s.ts for s in ends if s.target == "crashloop" and s.record.pod == pod and s.record.container == container
                 and died - NS <= s.ts <= died + HELPER_NS]
     since = max(model.stream_last.get((pod, container), 0), model.container_started.get((pod, container), 0))
-    return bool(backoffs) and since > min(backoffs)
+    if backoffs and since > min(backoffs):
+        return True
+    # a first restart comes without a back-off: the kubelet's Started Event after the death, or the container's own
+    # output well after it (a dead process prints nothing: what comes later is the restarted one's)
+    return (model.container_started.get((pod, container), 0) > died
+            or model.stream_last.get((pod, container), 0) > died + RESTARTED_OUTPUT_NS)
 
 
 def hung_after_restart(r: Run) -> int | None:
-    """A container died and was restarted, every container runs and has for BACKOFF_RESET_NS or more since the last
+    """A container died and was restarted, every container runs and has for BACKOFF_CAP_NS or more since the last
     failure, the JobSet did not restart, yet the run has not stepped since: the restart is over and the run hangs, it
     is not crash-looping. When the last failure came; None otherwise."""
     if not r.damage or _jobset_restarted(r) or not _restarted_and_running(r):
         return None
     since = r.damage[-1]
-    if r.model.now - since < BACKOFF_RESET_NS or any(s.ts > since for s in r.lives.last.steps):
+    if r.model.now - since < BACKOFF_CAP_NS or any(s.ts > since for s in r.lives.last.steps):
         return None  # a restarted helper prints its start-up again: only the run's steps count as going on
     return since
 
@@ -173,6 +191,26 @@ def recovered_since(r: Run) -> int | None:
     if any(not p.ran for p in pending_pods(r.model)) or relapsed_past(r.lives):
         return None  # a pod still waits, or an earlier restarted attempt stepped this far and died: not recovered yet
     return stepping_since(r.lives.last, r.model, r.damage)
+
+
+def stepping_again(r: Run) -> int | None:
+    """The run restarted after a machine's fault (the class's `machine_fault`: a VM reclaimed, maintained or lost, a
+    faulty chip or kernel) and its last attempt steps again (AGAIN_LINES or more progress lines over AGAIN_NS or more
+    since its last failure, the latest within the stall window), with no pod left waiting and no earlier restarted attempt that
+    stepped as far and died: the run is back, too briefly to call it recovered (`recovered_since`). Nothing in the
+    program makes such a cause strike again; the program's own cause (memory, code, settings, a hang) may, and stays
+    `crashing` until the run has recovered. When it began stepping again; None otherwise."""
+    if r.root == HEALTHY or not BY_ID[r.root].machine_fault or not r.running_at_end or _failed(r):
+        return None
+    if not r.lives.restarts and not _anything_restarting(r.model):
+        return None
+    if any(not p.ran for p in pending_pods(r.model)) or relapsed_past(r.lives):
+        return None
+    after = max((d for d in r.damage if d >= r.lives.last.start), default=r.lives.last.start)
+    steps = [s for s in r.lives.last.steps if s.ts > after]
+    if len(steps) < AGAIN_LINES or steps[-1].ts - steps[0].ts < AGAIN_NS:
+        return None
+    return steps[0].ts
 
 
 def waiting_since(r: Run) -> int | None:
@@ -206,6 +244,14 @@ def starting(m: Workload) -> int | None:
     return max(ready) if m.now - max(ready) < STALL_WINDOW_NS else None
 
 
+def before_first_step(m: Workload) -> bool:
+    """Every slice became ready less than the stall window before the end and no step line was seen: the program is
+    still starting. The servers' program launches alone do not say it steps (its initialisation and restore run
+    programs on the TPUs before the first step is compiled)."""
+    ready = [s.ts for s in m.ready_slices()]
+    return bool(ready) and not m.progress and m.now - max(ready) < STALL_WINDOW_NS
+
+
 def _degraded(r: Run) -> bool:
     lost = [s.ts for s in r.symptoms if s.target == "data_loss"]
     return bool(lost) and r.model.last_progress is not None and r.model.last_progress.ts > min(lost)
@@ -226,6 +272,13 @@ ROWS: tuple[Row, ...] = (
         "stepped as far and still died: the run recovered; the failure stays "
         "the verdict as what happened, and the diagnosis says when it recovered and what it lost",
         lambda r: recovered_since(r) is not None),
+    Row("healthy", "stepping again after a restart", "a machine's fault (the class's `machine_fault`: a VM "
+        "reclaimed, maintained or lost, a faulty chip or kernel) ended an attempt, the JobSet (or the container) "
+        f"restarted, and the last attempt steps again ({AGAIN_LINES} or more progress lines over {AGAIN_NS // NS // 60} "
+        "min or more since its last failure, the latest within the stall window), too briefly to call it recovered, with no pod left waiting and no earlier "
+        "restarted attempt that stepped as far and died: nothing in the program makes such a cause strike again. The "
+        "program's own cause (memory, code, settings, a hang) stays `crashing` (fate `recovering`) until the run has "
+        "recovered", lambda r: stepping_again(r) is not None),
     Row("healthy", "ran on after recovered faults", "no failure is the verdict and the program was running at the end "
         "(progress or program launches within the stall window)", lambda r: r.root == HEALTHY and r.running_at_end),
     Row("stalled", "replacement waits", "the root cause's class waits for a replacement (`stalled_while_pending`) and a "
@@ -240,11 +293,12 @@ ROWS: tuple[Row, ...] = (
         "for capacity, it is not crash-looping", lambda r: waiting_since(r) is not None),
     Row("stalled", "restarted, then hung", "a container died and was restarted and every container runs (Pod objects; "
         "without them, the kubelet's BackOff Event for each dead container and its output after it), for "
-        f"{BACKOFF_RESET_NS // NS // 60} min or more since the last failure (the kubelet resets a container's crash "
-        "back-off after 10 min of running), the JobSet did not restart, and the run has not stepped since: the restart "
+        f"{BACKOFF_CAP_NS // NS // 60} min or more since the last failure (the kubelet restarts a crashed container "
+        "within 5 min at most: its back-off's cap), the JobSet did not restart, and the run has not stepped since: the restart "
         "is over and the run hangs, it is not crash-looping", lambda r: hung_after_restart(r) is not None),
-    Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0) or a "
-        "container is in CrashLoopBackOff", _jobset_restarting),
+    Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0, the "
+        "pods' restart-attempt labels; in logs alone, the head's pod under a new name) or a container is in "
+        "CrashLoopBackOff", _jobset_restarting),
     Row("crashing", "containers restarting", "a container failed and restarted, and runs again or waits to be restarted "
         "(a pod in phase Failed will not)", _containers_restarting),
     Row("stalled", "pending, or decided by absence", "the root cause's class implies it (`status_when_root`: scheduling, "
