@@ -147,7 +147,7 @@ The fate, from the last attempt and the status row that decided (`skill/judging/
 | `completed` | `healthy` | the JobSet completed (its condition, `terminalState`, or its controller's `AllJobsCompleted` Event) | case-279: shutdown tracebacks after "training complete", exit 0 |
 | `running` | `healthy` | no failure is the verdict and the program steps to the end | case-277: a 403 every 5 min for 2 h while steps advance |
 | `starting` | `healthy` | every slice is ready less than 15 min before the end, before any step line (the servers' program launches alone do not say the program steps: its initialisation and restore run programs first) | case-320: two slices ready 2 min before the export, the first compile running |
-| `degraded` | `degraded` | the client lost a slice and progress continued | case-076: elastic training on one slice after host maintenance |
+| `degraded` | `degraded` | the client lost a slice and progress continued (a dead worker crash-looping on its own beside it, with no JobSet restart, does not make it crashing) | case-076: elastic training on one slice after host maintenance; case-328: a chip fault, the worker crash-loops, training goes on on one of two slices |
 | `stalled` | `stalled` | no progress and nothing exited, or pods pending with no restart or program's end before (never placed yet: not waiting to come back) | case-087: steps stopped 82 min before the end; case-323: TPU quota refuses the first scale-up: `tpu_quota_exceeded`, stalled, stalled |
 
 ## Whose line, whose death: the rules beside the impact table

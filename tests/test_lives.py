@@ -42,6 +42,7 @@ EXAMPLES = [
     ("case-323", "tpu_quota_exceeded", "stalled", "stalled"),
     ("case-326", "no_failure_detected", "healthy", "running"),
     ("case-327", "host_oom", "stalled", "stalled"),
+    ("case-328", "tpu_hardware_failure", "degraded", "degraded"),
 ]
 
 
@@ -285,3 +286,38 @@ def test_a_sidecar_crash_looping_beside_a_run_that_steps_on_is_survived():
     assert (d.failure_class, d.status) == ("no_failure_detected", "healthy")
     assert any(o.failure_class == "colocated_python_failure" and "not the run's death" in o.why_not_cause
                for o in d.observations)
+
+
+def _step(minute: int, n: int):
+    from pathways_workload.skill.catalog import Pattern
+    from pathways_workload.skill.reading.records import Record
+    from pathways_workload.skill.understanding.signals import Signal
+    return Signal("milestone", "progress", Pattern("x"), Record(id=f"s{minute}", ts=minute * 60 * 10**9,
+                                                                source="container", log="c", text=f"step {n}"),
+                  {"step": str(n)})
+
+
+def test_an_earlier_attempt_that_stepped_as_long_and_died_is_a_relapse_whatever_the_step_numbers():
+    """h463's kind (a leak that kills by time): attempt 1 (restarted) stepped 30 min from step 1000 to 1600 and died;
+    the last attempt resumed at 1500 and has stepped 14 min to 1800: past its highest step, not its span. Still
+    crashing; once it has stepped longer, no longer a relapse."""
+    from pathways_workload.skill.understanding.lives import Life, Lives, relapsed_past
+    first = Life(0, 0, 10 * 60 * 10**9, [_step(1, 0), _step(9, 900)])
+    second = Life(1, 10 * 60 * 10**9, 45 * 60 * 10**9, [_step(12, 1000), _step(42, 1600)])
+    last = Life(2, 45 * 60 * 10**9, None, [_step(47, 1500), _step(61, 1800)])
+    assert relapsed_past(Lives([first, second, last], 2, []))
+    longer = Life(2, 45 * 60 * 10**9, None, [_step(47, 1500), _step(80, 2400)])
+    assert not relapsed_past(Lives([first, second, longer], 2, []))
+
+
+def test_e0102_counts_for_the_cache_only_right_after_a_cache_hit():
+    """A RuntimeProgramInputMismatch (E0102) reads as a cache fault only within two minutes after JAX reported a
+    persistent-cache hit (recording b21-cache-swap); E0102 alone has other causes."""
+    from pathways_workload.skill.catalog.types import RuleContext
+    from pathways_workload.skill.judging.classify import NEEDS
+    from pathways_workload.skill.understanding.model import Workload
+    m = Workload(jobset="js")
+    hit = _step(10, 0)
+    m.milestones["cache_hit"] = [hit]
+    assert NEEDS["after_cache_hit"](RuleContext(model=m, signal=_step(11, 0))) is True
+    assert NEEDS["after_cache_hit"](RuleContext(model=m, signal=_step(20, 0))) is False

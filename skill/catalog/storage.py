@@ -217,6 +217,13 @@ COMPILATION_CACHE_FAILURE = FailureClass(
         Pattern(r"(?i)failed to deserialize (?:the )?(?:cached )?executable", 0.85, ("container",), entities=("Pod", "Container", "Bucket"),
                 origin='https://github.com/pytorch/xla/pull/7771',
                 example='Failed to deserialize executable: '),
+        # An executable taken from the persistent cache that does not fit the program's inputs fails its first
+        # execution with XLA's E0102 (RuntimeProgramInputMismatch): a stale or swapped cache entry (recording
+        # b21-cache-swap: two entries traded executables, the restart's cache hit ran the wrong one). E0102 has other
+        # causes (x64 mode mixing, the program's own shapes), so it counts only right after a cache hit.
+        Pattern(r"RuntimeProgramInputMismatch", 0.85, ("container",), entities=("Pod", "Container"),
+                needs="after_cache_hit", origin='recording:b21-cache-swap',
+                example='jax.errors.JaxRuntimeError: INVALID_ARGUMENT: E0102: RuntimeProgramInputMismatch:'),
         Pattern(r"(?:Error|error) (?:reading|writing|loading) (?:persistent )?compilation cache", 0.85, ("container",),
                 entities=("Pod", "Container"), origin="recording:cache-garbled",
                 example="UserWarning: Error reading persistent compilation cache entry for 'jit_convert_element_type': error: "

@@ -230,6 +230,12 @@ MILESTONES = (
               Pattern(r"Completed \d+ program launches since last report", 1.0, containers=("pathways-worker",))),
     # A component that says it is still waiting (for slices, workers, peers, a barrier): repeated, evidence of a stall
     # in its own right, before the absence of a milestone can be judged (Absence.waiting).
+    # JAX's own report of a persistent-cache hit (logged with JAX_LOG_COMPILES / the jax._src.compiler logger):
+    # which function's executable came from the cache, the one a wrong cached executable would break.
+    Milestone("cache_hit", "a persistent compilation cache hit",
+              Pattern(r"Persistent compilation cache hit for '(?P<fn>[^']+)'", 1.0,
+                      origin='recording:b21-cache-swap',
+                      example="Persistent compilation cache hit for 'jit_train_step' with key 'jit_train_step-6227219cab208f7b89e436f883e2a782040df2d1a47969f78716f7897ccf1a65'")),
     Milestone("waiting", "a component waits for slices, workers, peers or a barrier",
               # filled from the format string in pathwaysutils/elastic/elastic.py ("Waiting for %s slices. Poll interval: %s, Timeout: %s")
               Pattern(r"(?i)\b(?:still )?waiting (?:for|on)\b.{0,120}?\b(?:slices?|workers?|devices?|backend|barrier|"

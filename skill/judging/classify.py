@@ -64,7 +64,10 @@ NEEDS: dict[str, Callable[[RuleContext], bool | None]] = {
     "the_scratch_bucket": lambda c: _the_scratch_bucket(c.model, c.text),
     # the JobSet is submitted to a Kueue queue (its label), when the JobSet object was exported
     "kueue_managed": lambda c: (c.model.queue_name is not None) if c.model.jobset_uid else None,
+    # JAX reported a persistent-cache hit within CACHE_HIT_NS before the line (its executable came from the cache)
+    "after_cache_hit": lambda c: any(0 <= c.signal.ts - h.ts <= CACHE_HIT_NS for h in c.model.milestones.get("cache_hit", [])),
 }
+CACHE_HIT_NS = 120 * 1_000_000_000
 
 
 def needs_context(model: Workload, s: Signal, symptoms: list[Signal]) -> RuleContext:

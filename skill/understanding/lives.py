@@ -138,9 +138,9 @@ def stepping_since(life: Life, model: Workload, damage: list[int]) -> int | None
 
 
 def relapsed_past(lives: Lives) -> bool:
-    """An earlier restarted attempt stepped again at least as far as the last one has (its highest step number, or
-    without numbers its stepping span) and still ended in a restart: the last attempt's steps are no sign of recovery
-    yet, the run has died there before."""
+    """An earlier restarted attempt stepped again at least as far as the last one has (its highest step number) or as
+    long (its stepping span) and still ended in a restart: the last attempt's steps are no sign of recovery yet, the
+    run has died there before (a failure at a step, or one that grows with time, such as a leak)."""
     last = lives.last
     if not last.steps:
         return False
@@ -150,9 +150,8 @@ def relapsed_past(lives: Lives) -> bool:
         if not a.steps or a.end is None:
             continue
         was = max((n for s in a.steps if (n := step_number(s)) is not None), default=None)
-        if now_step is not None and was is not None:
-            if was >= now_step:
-                return True
-        elif a.steps[-1].ts - a.steps[0].ts >= now_span:
+        if now_step is not None and was is not None and was >= now_step:
             return True
+        if a.steps[-1].ts - a.steps[0].ts >= now_span:
+            return True  # ... or stepped as long: what grows with time (memory) strikes by time, not by step
     return False

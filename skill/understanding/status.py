@@ -296,6 +296,10 @@ ROWS: tuple[Row, ...] = (
         f"{BACKOFF_CAP_NS // NS // 60} min or more since the last failure (the kubelet restarts a crashed container "
         "within 5 min at most: its back-off's cap), the JobSet did not restart, and the run has not stepped since: the restart "
         "is over and the run hangs, it is not crash-looping", lambda r: hung_after_restart(r) is not None),
+    Row("degraded", "lost a slice, runs on beside a dead worker", "the client lost a slice (DATA_LOSS) and progress "
+        "continued after it, with no JobSet restart: a dead worker crash-looping on its own (its container restarting) "
+        "does not make the run crash, it runs on fewer slices (elastic training)",
+        lambda r: _degraded(r) and not _jobset_restarted(r) and (_jobset_restarting(r) or _containers_restarting(r))),
     Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0, the "
         "pods' restart-attempt labels; in logs alone, the head's pod under a new name) or a container is in "
         "CrashLoopBackOff", _jobset_restarting),
