@@ -139,3 +139,30 @@ def test_a_sentence_that_starts_with_our_own_words_starts_in_capitals():
     assert _sentence("a process in p-0 on n was killed").startswith("A process in ")
     assert _sentence("proxy_server on n was killed").startswith("proxy_server")
     assert diagnose_replay(FIXTURES / "case-004").root_cause.explanation.startswith("proxy_server on ")
+
+
+def test_a_jobset_known_only_by_its_kueue_workload_is_found_and_several_are_named(tmp_path):
+    """An export of Kueue's Workload Events alone (the JobSet never admitted: no pod, no JobSet object) names its JobSet
+    by the Workload's name (`jobset-<name>-<5 hex>`); with two such JobSets the error lists both."""
+    def event(workload: str, reason: str, message: str, minute: int) -> dict:
+        return {"kind": "Event", "apiVersion": "v1", "metadata": {"name": f"{workload}.{minute}", "namespace": "default",
+                                                                  "creationTimestamp": f"2026-12-20T10:{minute:02d}:00Z",
+                                                                  "uid": f"00000000-0000-0000-0000-0000000000{minute:02d}"},
+                "source": {"component": "kueue-admission"}, "reportingComponent": "kueue-admission",
+                "involvedObject": {"kind": "Workload", "name": workload, "namespace": "default",
+                                   "apiVersion": "kueue.x-k8s.io/v1beta1"},
+                "reason": reason, "message": message, "type": "Normal", "count": 1,
+                "firstTimestamp": f"2026-12-20T10:{minute:02d}:00Z", "lastTimestamp": f"2026-12-20T10:{minute:02d}:00Z"}
+    pending = "couldn't assign flavors to pod set tpu-workers: insufficient unused quota for google.com/tpu in flavor v4"
+    one = tmp_path / "one"
+    one.mkdir()
+    events = [event("jobset-esm-pt-a81f4", "CreatedWorkload", "Created Workload: default/jobset-esm-pt-a81f4", 1),
+              event("jobset-esm-pt-a81f4", "Pending", pending, 2)]
+    (one / "events.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": events}))
+    assert diagnose_replay(one).workload.jobset == "esm-pt"
+    two = tmp_path / "two"
+    two.mkdir()
+    events.append(event("jobset-fold-ft-7c2d1", "Admitted", "Admitted by ClusterQueue tpu-cq", 3))
+    (two / "events.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": events}))
+    with pytest.raises(InputError, match="esm-pt, fold-ft"):
+        diagnose_replay(two)

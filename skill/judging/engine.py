@@ -195,6 +195,22 @@ def _kills_ours(model: Workload, event: dict) -> bool:
     return comm is not None and workload_process(model, comm, None)
 
 
+# Kueue names the Workload of a JobSet "jobset-<JobSet name>-<5 hex of its hash>" (kubernetes-sigs/kueue,
+# pkg/controller/jobframework/workload_names.go, GetWorkloadNameForOwnerWithGVK): a JobSet Kueue never admitted has no
+# pod to carry its label, and its Workload's Events may be all the data holds of it.
+_KUEUE_WORKLOAD = re.compile(r"^jobset-(?P<name>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)-[0-9a-f]{5}$")
+
+
+def kueue_jobsets(objects: Iterable[dict]) -> set[str]:
+    """JobSet names read from the names of Kueue Workloads the Events are about."""
+    names = set()
+    for o in objects:
+        inv = o.get("involvedObject") or {}
+        if o.get("kind") == "Event" and inv.get("kind") == "Workload" and (m := _KUEUE_WORKLOAD.match(inv.get("name") or "")):
+            names.add(m.group("name"))
+    return names
+
+
 def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inventory=None) -> str:
     """The JobSet to diagnose: the one named (it must be in the data), or the only one in the data."""
     if jobset:
@@ -203,6 +219,8 @@ def resolve_jobset(source: Source, objects: list[dict], jobset: str | None, inve
     names = jobsets_in(objects)
     if not names and inventory is not None:
         names = set(inventory.jobsets)
+    if not names:
+        names = kueue_jobsets(objects)  # known only by Kueue's Workloads (never admitted, no pod yet)
     if not names:
         raise InputError("no Pathways JobSet found in the data (no JobSet object, no pods or logs with a "
                          "jobset.sigs.k8s.io/jobset-name label); name one with --jobset")
