@@ -47,9 +47,11 @@ TPU_HARDWARE_FAILURE = FailureClass(
                 0.8, ("container", "node", "event"),
                 origin='https://github.com/trueforge-org/truecharts/issues/19201',
                 example='Allocate failed due to no healthy devices present; cannot allocate unhealthy devices amd.com/gpu, which is unexpected'),
-        # A TPU or chip marked unhealthy by its host ("Marking TPU1 unhealthy"): Cloud TPU health monitoring's
+        # A TPU or chip marked unhealthy by its host, either word order ("Marking TPU1 unhealthy", "Chip marked
+        # unhealthy"; never a count such as "unhealthy=0"): Cloud TPU health monitoring's
         # UNHEALTHY status is a physical fault (BAD_TPU_CHIP), not the program's.
-        Pattern(r"(?i)\bmark(?:s|ed|ing)?\s+(?:tpu|chip)[\w/()-]*\s+(?:as\s+)?unhealthy\b|\bassigns?\s+an?\s+unhealthy\s+status\s+to\s+an?\s+tpu\b",
+        Pattern(r"(?i)\bmark(?:s|ed|ing)?\s+(?:tpu|chip)[\w/()-]*\s+(?:as\s+)?unhealthy\b|\b(?:tpu|chip)[\w/()-]*\s+(?:is\s+|was\s+)?marked\s+(?:as\s+)?unhealthy\b"
+                r"|\bassigns?\s+an?\s+unhealthy\s+status\s+to\s+an?\s+tpu\b",
                 0.8,
                 ("container", "node", "event"),
                 origin='https://docs.cloud.google.com/tpu/docs/troubleshooting/tpu-health',
