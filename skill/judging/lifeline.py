@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..reading.records import Record, format_ns
+from ..understanding.death import exited_zero
 from ..understanding.lives import Life, Lives, relapsed_past, step_number
 from ..understanding.status import EXITED, Run, before_first_step, pending_pods, recovered_since, waiting_since
 from .fatal import span as _span
@@ -91,9 +92,8 @@ def _program_finished(run: Run) -> bool:
     restarted): its run is complete though the JobSet may not be marked Completed yet (its servers still run)."""
     m = run.model
     stepping = {(s.record.pod, s.record.container) for s in m.progress if s.record.pod and s.record.container}
-    infos = [m.pods[p].containers.get(c or "") for p, c in stepping if p in m.pods]
-    return bool(infos) and all(i is not None and not i.running and i.last_exit_code == 0 and not i.waiting_reason
-                               for i in infos)
+    known = [(p, c) for p, c in stepping if p in m.pods]
+    return bool(known) and all(exited_zero(m, p, c) for p, c in known)
 
 
 def _plain(state: str, lv: Lives) -> Fate:

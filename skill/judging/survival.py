@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from ..catalog import ABSENCE_CLASSES, UNKNOWN
 from ..catalog.places import KILLED_FOR_MEMORY, SIDECAR
-from ..understanding.death import KILLED, ignored_reports, in_ignored_report
+from ..understanding.death import KILLED, exited_zero, ignored_reports, in_ignored_report
 from ..understanding.facts import GLOG
 from ..understanding.model import Workload
 from ..understanding.status import BACKOFF_RESET_NS, HELPER_NS, STALL_WINDOW_NS, back_after
@@ -39,9 +39,7 @@ def _stream(s: Signal) -> tuple:
 
 
 def _exited_clean(model: Workload, s: Signal) -> bool:
-    pod = model.pods.get(s.record.pod or "")
-    c = pod.containers.get(s.record.container or "") if pod else None
-    return bool(c and c.last_exit_code == 0 and not c.running and not c.waiting_reason)
+    return exited_zero(model, s.record.pod, s.record.container)
 
 
 def survival(model: Workload, causes: list[Signal], damage: tuple[int, ...],

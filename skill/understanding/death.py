@@ -88,17 +88,17 @@ def uncaught(model: Workload, symptoms: list[Signal]) -> list[Signal]:
             continue
         if running and running[-1] - s.ts > RAN_ON_NS:
             continue
-        if _exited_zero(model, key) or _completed_after(model, s.ts, symptoms):
+        if exited_zero(model, *key) or _completed_after(model, s.ts, symptoms):
             continue  # CPython exits 1 after an uncaught exception (Modules/main.c): exit 0 says it was handled
         m = _EXCEPTION.search(s.record.text)
         out.append(Signal("symptom", _DIED.id, UNCAUGHT, s.record, {"exception": m.group(0) if m else ""}))
     return sorted(out, key=lambda s: s.ts)
 
 
-def _exited_zero(model: Workload, key: tuple[str, str]) -> bool:
+def exited_zero(model: Workload, pod_name: str | None, container: str | None) -> bool:
     """The container ended with exit code 0 and is not running again (its Pod status)."""
-    pod = model.pods.get(key[0])
-    c = pod.containers.get(key[1]) if pod else None
+    pod = model.pods.get(pod_name or "")
+    c = pod.containers.get(container or "") if pod else None
     return bool(c and c.last_exit_code == 0 and not c.running and not c.waiting_reason)
 
 

@@ -115,7 +115,7 @@ def _stuck_pending(r: Run) -> bool:
 def _jobset_restarted(r: Run) -> bool:
     """Restarted: an Event or condition says so, `status.restarts` counts one, or the lives read one (the pods'
     restart-attempt labels; in logs alone, the head's new pod name)."""
-    return "jobset_restarting" in r.have or r.model.jobset_restarts > 0 or r.lives.restarts > 0
+    return "jobset_restarting" in r.have or r.lives.restarts > 0  # lives count `status.restarts` too
 
 
 def _jobset_restarting(r: Run) -> bool:
@@ -184,13 +184,20 @@ def hung_after_restart(r: Run) -> int | None:
 def recovered_since(r: Run) -> int | None:
     """The run restarted after a failure and its last attempt has stepped steadily since, up to the end: when it began
     stepping again. None when it has not (yet) recovered."""
-    if r.root == HEALTHY or not r.running_at_end or _failed(r):
+    if not _back_after_restart(r):
         return None
-    if not r.lives.restarts and not _anything_restarting(r.model):
-        return None  # no new attempt: a run that stepped on past a failure is judged by the rows below
-    if any(not p.ran for p in pending_pods(r.model)) or relapsed_past(r.lives):
-        return None  # a pod still waits, or an earlier restarted attempt stepped this far and died: not recovered yet
     return stepping_since(r.lives.last, r.model, r.damage)
+
+
+def _back_after_restart(r: Run) -> bool:
+    """A failure verdict, the run still going at the end and not failed, a new attempt (a restart, or a container
+    restarting), no pod left waiting and no earlier restarted attempt that stepped this far and died: what a recovery,
+    or a run stepping again, needs before its steps are counted."""
+    if r.root == HEALTHY or not r.running_at_end or _failed(r):
+        return False
+    if not r.lives.restarts and not _anything_restarting(r.model):
+        return False  # no new attempt: a run that stepped on past a failure is judged by the rows below
+    return not (any(not p.ran for p in pending_pods(r.model)) or relapsed_past(r.lives))
 
 
 def stepping_again(r: Run) -> int | None:
@@ -200,11 +207,7 @@ def stepping_again(r: Run) -> int | None:
     stepped as far and died: the run is back, too briefly to call it recovered (`recovered_since`). Nothing in the
     program makes such a cause strike again; the program's own cause (memory, code, settings, a hang) may, and stays
     `crashing` until the run has recovered. When it began stepping again; None otherwise."""
-    if r.root == HEALTHY or not BY_ID[r.root].machine_fault or not r.running_at_end or _failed(r):
-        return None
-    if not r.lives.restarts and not _anything_restarting(r.model):
-        return None
-    if any(not p.ran for p in pending_pods(r.model)) or relapsed_past(r.lives):
+    if r.root == HEALTHY or not BY_ID[r.root].machine_fault or not _back_after_restart(r):
         return None
     after = max((d for d in r.damage if d >= r.lives.last.start), default=r.lives.last.start)
     steps = [s for s in r.lives.last.steps if s.ts > after]
@@ -238,8 +241,14 @@ def _pending(r: Run) -> bool:
 def starting(m: Workload) -> int | None:
     """When every slice became ready, if the program has not been seen running and that was less than the stall
     window before the end of the data: the first compile may still be running, nothing has had time to stall."""
+    return None if m.milestones.get("worker_launches") else _ready_before_steps(m)
+
+
+def _ready_before_steps(m: Workload) -> int | None:
+    """When every slice became ready, if no step line came since and that was less than the stall window before the
+    end; None otherwise."""
     ready = [s.ts for s in m.ready_slices()]
-    if not ready or m.progress or m.milestones.get("worker_launches"):
+    if not ready or m.progress:
         return None
     return max(ready) if m.now - max(ready) < STALL_WINDOW_NS else None
 
@@ -248,8 +257,7 @@ def before_first_step(m: Workload) -> bool:
     """Every slice became ready less than the stall window before the end and no step line was seen: the program is
     still starting. The servers' program launches alone do not say it steps (its initialisation and restore run
     programs on the TPUs before the first step is compiled)."""
-    ready = [s.ts for s in m.ready_slices()]
-    return bool(ready) and not m.progress and m.now - max(ready) < STALL_WINDOW_NS
+    return _ready_before_steps(m) is not None
 
 
 def _degraded(r: Run) -> bool:
@@ -299,7 +307,7 @@ ROWS: tuple[Row, ...] = (
     Row("degraded", "lost a slice, runs on beside a dead worker", "the client lost a slice (DATA_LOSS) and progress "
         "continued after it, with no JobSet restart: a dead worker crash-looping on its own (its container restarting) "
         "does not make the run crash, it runs on fewer slices (elastic training)",
-        lambda r: _degraded(r) and not _jobset_restarted(r) and (_jobset_restarting(r) or _containers_restarting(r))),
+        lambda r: _degraded(r) and not _jobset_restarted(r) and ("crashloop" in r.have or _containers_restarting(r))),
     Row("crashing", "JobSet restarting", "the JobSet restarted (events, Restarting condition, `status.restarts` > 0, the "
         "pods' restart-attempt labels; in logs alone, the head's pod under a new name) or a container is in "
         "CrashLoopBackOff", _jobset_restarting),
